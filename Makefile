@@ -1,0 +1,79 @@
+# Ember's build. `make` builds the library and tests; `make test` and
+# `make demo` (the README's two commands) first install what is missing.
+CC      ?= cc
+PYTHON  := /usr/bin/python3
+BLASDIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
+CFLAGS_BASE := -std=gnu11 -g -fPIC -fopenmp -Iinclude -Wall -Wextra -Wno-unused-parameter \
+               -Wno-missing-field-initializers -Wno-type-limits -fno-math-errno -MMD -MP
+CFLAGS  := $(CFLAGS_BASE) -O2
+# Kernels get -O3: full auto-vectorization of the inner loops.
+KFLAGS  := -O3
+LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lm -fopenmp
+B       := build
+
+SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c)
+TSRC := $(wildcard tests/c/*.c)
+EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
+
+OBJ  := $(SRC:%.c=$(B)/%.o)
+TOBJ := $(TSRC:%.c=$(B)/%.o)
+
+# Sanitizer build of the same sources (tests only).
+AB     := $(B)/asan
+ASAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+AOBJ   := $(SRC:%.c=$(AB)/%.o)
+ATOBJ  := $(TSRC:%.c=$(AB)/%.o)
+
+.PHONY: all deps test test-c test-asan demo bench clean
+all: $(B)/libember.so $(B)/libember.a $(B)/test_ember $(EXAMPLES)
+
+$(B)/src/cpu/%.o: src/cpu/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(KFLAGS) -c $< -o $@
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(AB)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O1 $(ASAN) -DEM_NO_CLONES -c $< -o $@
+
+$(B)/libember.so: $(OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+$(B)/libember.a: $(OBJ)
+	ar rcs $@ $^
+$(B)/test_ember: $(TOBJ) $(B)/libember.a
+	$(CC) -o $@ $(TOBJ) $(B)/libember.a $(LDLIBS)
+$(AB)/test_ember: $(ATOBJ) $(AOBJ)
+	$(CC) $(ASAN) -o $@ $^ $(LDLIBS)
+$(B)/examples/%: examples/%.c $(B)/libember.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libember.a $(LDLIBS)
+
+deps:
+	@sh tools/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all $(AB)/test_ember
+	@sh tools/run_tests.sh
+
+test-c: all
+	$(B)/test_ember
+
+test-asan: $(AB)/test_ember
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(AB)/test_ember
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh tools/run_demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(B)/bench_ops
+	@$(PYTHON) bench/bench_ops.py
+
+$(B)/bench_ops: bench/bench_ops.c $(B)/libember.a
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libember.a $(LDLIBS)
+
+clean:
+	rm -rf $(B)
+
+-include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(AOBJ:.o=.d) $(ATOBJ:.o=.d)

@@ -1,0 +1,166 @@
+/* Ember's core C API: dtypes, devices, errors, tensors and their views.
+ *
+ * Conventions (see docs/c-api.md):
+ * - A function returning `em_tensor *` returns a NEW reference; release it
+ *   with em_release(). Tensor arguments are BORROWED.
+ * - NULL (or a nonzero em_status) means failure: em_last_error() holds a
+ *   thread-local message, em_error_code() its kind. A failed call leaves
+ *   every argument as it was.
+ * - Dims may be negative (counted from the end), as in PyTorch. */
+#ifndef EMBER_CORE_H
+#define EMBER_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EM_MAX_DIMS 16
+
+/* ---- dtypes ---------------------------------------------------------- */
+typedef enum em_dtype {
+#define EM_DTYPE(E, name, ctype, kind) EM_##E,
+#include "dtypes.def"
+#undef EM_DTYPE
+    EM_DTYPE_COUNT,
+    EM_DTYPE_NONE = -1 /* "not given": e.g. sum(dtype=None) */
+} em_dtype;
+
+const char *em_dtype_name(em_dtype dt);  /* "float32"; "invalid" if out of range */
+size_t em_dtype_size(em_dtype dt);
+bool em_dtype_is_float(em_dtype dt);
+bool em_dtype_is_int(em_dtype dt);       /* integral, bool excluded */
+bool em_dtype_is_signed(em_dtype dt);
+em_dtype em_promote_types(em_dtype a, em_dtype b);
+em_dtype em_get_default_dtype(void);     /* float32 unless set */
+int em_set_default_dtype(em_dtype dt);   /* float32 or float64 (as PyTorch) */
+
+/* ---- devices --------------------------------------------------------- */
+typedef enum em_device_type { EM_CPU = 0, EM_CUDA = 1, EM_DEVICE_TYPE_COUNT } em_device_type;
+typedef struct em_device {
+    int8_t type;  /* em_device_type */
+    int8_t index; /* 0 for cpu */
+} em_device;
+#define EM_DEVICE_CPU ((em_device){EM_CPU, 0})
+
+/* ---- errors ---------------------------------------------------------- */
+typedef enum em_status {
+    EM_OK = 0,
+    EM_ERR_RUNTIME,        /* generic failure (PyTorch: RuntimeError) */
+    EM_ERR_SHAPE,          /* sizes do not fit (RuntimeError) */
+    EM_ERR_DTYPE,          /* dtype not supported or not matching (RuntimeError) */
+    EM_ERR_INDEX,          /* index or dim out of range (IndexError) */
+    EM_ERR_DEVICE,         /* wrong or mixed devices (RuntimeError) */
+    EM_ERR_MEMORY,         /* allocation failed or size overflow (RuntimeError) */
+    EM_ERR_VALUE,          /* a bad argument value (ValueError) */
+    EM_ERR_TYPE,           /* a bad argument type (TypeError) */
+    EM_ERR_NOT_IMPLEMENTED /* NotImplementedError */
+} em_status;
+
+const char *em_last_error(void); /* thread-local; "" when none */
+em_status em_error_code(void);
+void em_clear_error(void);
+
+/* ---- tensors --------------------------------------------------------- */
+typedef struct em_tensor em_tensor;
+
+em_tensor *em_retain(em_tensor *t); /* returns t; NULL-safe */
+void em_release(em_tensor *t);      /* NULL-safe */
+
+int em_ndim(const em_tensor *t);
+const int64_t *em_sizes(const em_tensor *t);
+const int64_t *em_strides(const em_tensor *t); /* in elements */
+int64_t em_size(const em_tensor *t, int dim);  /* -1 with an error if dim is bad */
+int64_t em_numel(const em_tensor *t);
+int64_t em_storage_offset(const em_tensor *t);
+em_dtype em_dtype_of(const em_tensor *t);
+em_device em_device_of(const em_tensor *t);
+bool em_is_contiguous(const em_tensor *t);
+void *em_data_ptr(const em_tensor *t);   /* address of element 0 (offset applied) */
+uint64_t em_version(const em_tensor *t); /* bumped by every in-place write */
+bool em_is_same_storage(const em_tensor *a, const em_tensor *b);
+/* Element read/write as double (any dtype); for tests and small glue, not loops. */
+int em_item(const em_tensor *t, double *out);                 /* t must have 1 element */
+int em_get(const em_tensor *t, const int64_t *index, double *out);
+int em_set(em_tensor *t, const int64_t *index, double value);
+
+/* ---- creation -------------------------------------------------------- */
+em_tensor *em_empty(int ndim, const int64_t *sizes, em_dtype dt);
+em_tensor *em_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt);
+em_tensor *em_zeros(int ndim, const int64_t *sizes, em_dtype dt);
+em_tensor *em_ones(int ndim, const int64_t *sizes, em_dtype dt);
+em_tensor *em_full(int ndim, const int64_t *sizes, double value, em_dtype dt);
+/* *_like: dt == EM_DTYPE_NONE keeps t's dtype; the result is contiguous. */
+em_tensor *em_empty_like(const em_tensor *t, em_dtype dt);
+em_tensor *em_zeros_like(const em_tensor *t, em_dtype dt);
+em_tensor *em_ones_like(const em_tensor *t, em_dtype dt);
+em_tensor *em_full_like(const em_tensor *t, double value, em_dtype dt);
+/* A 0-d tensor. em_scalar_* make "wrapped numbers": weak for type promotion,
+ * like a Python scalar in PyTorch (int64 tensor + 2.5 -> float32). */
+em_tensor *em_tensor_scalar(double value, em_dtype dt);
+em_tensor *em_scalar_float(double value);
+em_tensor *em_scalar_int(int64_t value);
+em_tensor *em_scalar_bool(bool value);
+bool em_is_wrapped_number(const em_tensor *t);
+/* Copy `numel` elements from a C array of dtype dt into a new tensor. */
+em_tensor *em_from_data(const void *data, int ndim, const int64_t *sizes, em_dtype dt);
+/* Wrap a caller's buffer without copying. `deleter(ctx)` runs when the last
+ * tensor using it is released (NULL: the caller keeps ownership and must keep
+ * the buffer alive). strides NULL means contiguous. */
+em_tensor *em_from_blob(void *data, int ndim, const int64_t *sizes, const int64_t *strides,
+                        em_dtype dt, void (*deleter)(void *ctx), void *ctx);
+
+/* ---- views (share storage; no copy) ---------------------------------- */
+em_tensor *em_view(const em_tensor *t, int ndim, const int64_t *sizes); /* one size may be -1 */
+em_tensor *em_reshape(const em_tensor *t, int ndim, const int64_t *sizes); /* view if possible */
+em_tensor *em_as_strided(const em_tensor *t, int ndim, const int64_t *sizes,
+                         const int64_t *strides, int64_t storage_offset);
+em_tensor *em_permute(const em_tensor *t, const int *dims);
+em_tensor *em_transpose(const em_tensor *t, int dim0, int dim1);
+em_tensor *em_t(const em_tensor *t);                     /* <= 2-d only */
+em_tensor *em_expand(const em_tensor *t, int ndim, const int64_t *sizes); /* -1 keeps */
+em_tensor *em_expand_as(const em_tensor *t, const em_tensor *other);
+em_tensor *em_narrow(const em_tensor *t, int dim, int64_t start, int64_t length);
+em_tensor *em_select(const em_tensor *t, int dim, int64_t index);
+em_tensor *em_slice(const em_tensor *t, int dim, int64_t start, int64_t end, int64_t step);
+em_tensor *em_squeeze(const em_tensor *t);               /* all size-1 dims */
+em_tensor *em_squeeze_dim(const em_tensor *t, int dim);
+em_tensor *em_unsqueeze(const em_tensor *t, int dim);
+em_tensor *em_flatten(const em_tensor *t, int start_dim, int end_dim);
+em_tensor *em_unflatten(const em_tensor *t, int dim, int nsizes, const int64_t *sizes);
+em_tensor *em_movedim(const em_tensor *t, int nsrc, const int *src, const int *dst);
+em_tensor *em_diagonal(const em_tensor *t, int64_t offset, int dim1, int dim2);
+em_tensor *em_unfold(const em_tensor *t, int dim, int64_t size, int64_t step);
+/* split/chunk/unbind fill `out` (caller-provided array of *n slots) with new
+ * references; on success *n is the number of pieces. */
+int em_split(const em_tensor *t, int64_t split_size, int dim, em_tensor **out, int *n);
+int em_split_sizes(const em_tensor *t, int nsizes, const int64_t *sizes, int dim, em_tensor **out);
+int em_chunk(const em_tensor *t, int chunks, int dim, em_tensor **out, int *n);
+int em_unbind(const em_tensor *t, int dim, em_tensor **out, int *n);
+
+/* ---- copies ---------------------------------------------------------- */
+em_tensor *em_contiguous(const em_tensor *t); /* new reference to t itself if already contiguous */
+em_tensor *em_clone(const em_tensor *t);
+em_tensor *em_to_dtype(const em_tensor *t, em_dtype dt); /* new ref to t if same dtype */
+/* dst[...] = src, broadcasting src to dst's shape, converting dtypes. */
+em_status em_copy_(em_tensor *dst, const em_tensor *src);
+em_status em_fill_(em_tensor *t, double value);
+em_status em_zero_(em_tensor *t);
+
+/* ---- comparison of whole tensors ------------------------------------- */
+bool em_equal(const em_tensor *a, const em_tensor *b); /* same shape and values */
+/* |a - b| <= atol + rtol * |b| elementwise (broadcasting); *result set on success. */
+em_status em_allclose(const em_tensor *a, const em_tensor *b, double rtol, double atol,
+                      bool equal_nan, bool *result);
+
+/* ---- threads --------------------------------------------------------- */
+void em_set_num_threads(int n); /* also sizes BLAS's threads */
+int em_get_num_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,6 @@
+/* Ember: tensors, ops and (later) autograd in C. Include this one header. */
+#ifndef EMBER_H
+#define EMBER_H
+#include "core.h"
+#include "ops.h"
+#endif

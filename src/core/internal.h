@@ -1,0 +1,109 @@
+/* Ember's core internals: the tensor and storage structs, the dtype traits,
+ * error helpers and shape math shared by every layer below the public API.
+ * Not installed; nothing outside src/ includes it. */
+#ifndef EMBER_INTERNAL_H
+#define EMBER_INTERNAL_H
+
+#include "ember/ember.h"
+#include <string.h>
+
+/* ---- storage and tensor (Note [Views]) --------------------------------
+ * A view shares its base's storage and points at it directly: views never
+ * chain. The version counter lives in the storage so that every view sees
+ * every in-place write. */
+typedef struct em_storage {
+    int64_t refcount;
+    void *data;
+    size_t nbytes;
+    em_device device;
+    uint64_t version;
+    void (*deleter)(void *ctx); /* external memory: called when the storage dies */
+    void *deleter_ctx;
+    bool external;              /* data not from Ember's allocator (deleter may be NULL) */
+} em_storage;
+
+enum { EM_FLAG_WRAPPED_NUMBER = 1 };
+
+struct em_tensor {
+    int64_t refcount;
+    em_storage *storage;
+    int64_t offset; /* in elements */
+    int32_t ndim;
+    int8_t dtype;
+    uint8_t flags;
+    int64_t sizes[EM_MAX_DIMS];
+    int64_t strides[EM_MAX_DIMS];
+    void *autograd; /* autograd metadata, owned by src/autograd (NULL: none) */
+};
+
+/* ---- dtype traits ---------------------------------------------------- */
+typedef struct em_dtype_traits {
+    const char *name;
+    size_t size;
+    char kind; /* 'b' 'u' 'i' 'f' */
+} em_dtype_traits;
+extern const em_dtype_traits em_dtypes[EM_DTYPE_COUNT];
+
+static inline bool em_dtype_valid(int dt) { return dt >= 0 && dt < EM_DTYPE_COUNT; }
+
+float em_f16_to_f32(uint16_t h);
+uint16_t em_f32_to_f16(float f);
+static inline float em_bf16_to_f32(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+uint16_t em_f32_to_bf16(float f);
+/* Read/write one element of any dtype as double. */
+double em_load_f64(const void *p, em_dtype dt);
+void em_store_f64(void *p, em_dtype dt, double v);
+/* The type-promotion result of an op's tensor inputs (PyTorch's result_type:
+ * dimensioned tensors, then 0-d tensors, then wrapped numbers, each tier
+ * only able to raise the category). */
+em_dtype em_result_type(int n, const em_tensor *const *ts);
+
+/* ---- errors ----------------------------------------------------------
+ * em_error() records the message and returns NULL, so that failing paths read
+ * `return em_error(EM_ERR_SHAPE, "...")`; em_fail() does the same returning
+ * the status. Messages name the op and the offending argument. */
+void *em_error(em_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+em_status em_fail(em_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Thread-local scratch strings for messages: "[3, 4]"; four in rotation. */
+const char *em_shape_str(int ndim, const int64_t *sizes);
+
+/* ---- tensor construction (no argument checks beyond overflow) -------- */
+em_storage *em_storage_new(size_t nbytes, em_device dev);
+void em_storage_release(em_storage *s);
+/* A new tensor over a new storage, contiguous. */
+em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device dev);
+/* A view of t's storage with the given geometry (offset in elements). */
+em_tensor *em_tensor_view(const em_tensor *t, int ndim, const int64_t *sizes,
+                          const int64_t *strides, int64_t offset);
+/* A new tensor with t's sizes and, when t is dense (no holes, no overlap), its
+ * memory layout too, so elementwise results keep a transposed input's order. */
+em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt);
+static inline char *em_tensor_data(const em_tensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)em_dtypes[t->dtype].size;
+}
+static inline void em_bump_version(em_tensor *t) { __atomic_add_fetch(&t->storage->version, 1, __ATOMIC_RELAXED); }
+
+/* ---- shape math ------------------------------------------------------ */
+int64_t em_shape_numel(int ndim, const int64_t *sizes);
+void em_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+bool em_tensor_is_dense(const em_tensor *t); /* non-overlapping and dense, any order */
+/* Wraps dim into [0, ndim) (ndim 0 accepts -1 and 0); -1 with an IndexError set. */
+int em_wrap_dim(int dim, int ndim, const char *op);
+/* Broadcast two shapes; returns ndim of the result or -1 with an error. */
+int em_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int64_t *out,
+                        const char *op);
+/* Checked size arithmetic: false on overflow. */
+bool em_mul_overflow(int64_t a, int64_t b, int64_t *out);
+/* Validate sizes (non-negative, byte count fits); error naming `op`. */
+em_status em_check_sizes(int ndim, const int64_t *sizes, em_dtype dt, const char *op);
+
+#define EM_UNUSED(x) ((void)(x))
+
+#endif

@@ -1,0 +1,270 @@
+/* Storage and tensor lifetime, accessors, and the creation functions that
+ * need no kernel (empty, from a buffer, scalars). */
+#include "internal.h"
+#include <stdlib.h>
+
+#define EM_ALIGN 64
+
+/* ---- storage ---------------------------------------------------------- */
+em_storage *em_storage_new(size_t nbytes, em_device dev)
+{
+    if (dev.type != EM_CPU)
+        return em_error(EM_ERR_DEVICE, "device %s:%d is not available in this build",
+                        dev.type == EM_CUDA ? "cuda" : "unknown", dev.index);
+    em_storage *s = malloc(sizeof *s);
+    if (!s) return em_error(EM_ERR_MEMORY, "out of memory allocating a storage");
+    size_t rounded = (nbytes + EM_ALIGN - 1) & ~(size_t)(EM_ALIGN - 1);
+    if (rounded < nbytes) {
+        free(s);
+        return em_error(EM_ERR_MEMORY, "allocation of %zu bytes overflows", nbytes);
+    }
+    s->data = aligned_alloc(EM_ALIGN, rounded ? rounded : EM_ALIGN);
+    if (!s->data) {
+        free(s);
+        return em_error(EM_ERR_MEMORY, "out of memory: failed to allocate %zu bytes", nbytes);
+    }
+    s->refcount = 1;
+    s->nbytes = nbytes;
+    s->device = dev;
+    s->version = 0;
+    s->deleter = NULL;
+    s->deleter_ctx = NULL;
+    s->external = false;
+    return s;
+}
+
+void em_storage_release(em_storage *s)
+{
+    if (!s || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+    if (s->deleter)
+        s->deleter(s->deleter_ctx);
+    else if (!s->external)
+        free(s->data);
+    free(s);
+}
+
+/* ---- tensor ----------------------------------------------------------- */
+em_tensor *em_retain(em_tensor *t)
+{
+    if (t) __atomic_add_fetch(&t->refcount, 1, __ATOMIC_RELAXED);
+    return t;
+}
+
+void (*em_autograd_free_hook)(void *autograd);
+
+void em_release(em_tensor *t)
+{
+    if (!t || __atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+    if (t->autograd && em_autograd_free_hook) em_autograd_free_hook(t->autograd);
+    em_storage_release(t->storage);
+    free(t);
+}
+
+static em_tensor *tensor_alloc(em_storage *s, int ndim, const int64_t *sizes, const int64_t *strides,
+                               int64_t offset, em_dtype dt)
+{
+    em_tensor *t = malloc(sizeof *t);
+    if (!t) return em_error(EM_ERR_MEMORY, "out of memory allocating a tensor");
+    t->refcount = 1;
+    t->storage = s;
+    t->offset = offset;
+    t->ndim = ndim;
+    t->dtype = (int8_t)dt;
+    t->flags = 0;
+    t->autograd = NULL;
+    if (ndim) {
+        memcpy(t->sizes, sizes, ndim * sizeof *sizes);
+        memcpy(t->strides, strides, ndim * sizeof *strides);
+    }
+    return t;
+}
+
+em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device dev)
+{
+    int64_t strides[EM_MAX_DIMS];
+    em_contiguous_strides(ndim, sizes, strides);
+    em_storage *s = em_storage_new(em_shape_numel(ndim, sizes) * em_dtypes[dt].size, dev);
+    if (!s) return NULL;
+    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt);
+    if (!t) em_storage_release(s);
+    return t;
+}
+
+em_tensor *em_tensor_view(const em_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                          int64_t offset)
+{
+    em_tensor *t = tensor_alloc(base->storage, ndim, sizes, strides, offset, (em_dtype)base->dtype);
+    if (t) __atomic_add_fetch(&base->storage->refcount, 1, __ATOMIC_RELAXED);
+    return t;
+}
+
+em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt)
+{
+    if (em_is_contiguous(t) || !em_tensor_is_dense(t)) return em_tensor_new(t->ndim, t->sizes, dt, t->storage->device);
+    /* dense but permuted: allocate the same layout over a fresh storage */
+    int64_t lo = 0;
+    for (int i = 0; i < t->ndim; i++) lo += (t->sizes[i] - 1) * t->strides[i];
+    em_storage *s = em_storage_new((lo + 1) * em_dtypes[dt].size, t->storage->device);
+    if (!s) return NULL;
+    em_tensor *r = tensor_alloc(s, t->ndim, t->sizes, t->strides, 0, dt);
+    if (!r) em_storage_release(s);
+    return r;
+}
+
+/* ---- accessors -------------------------------------------------------- */
+int em_ndim(const em_tensor *t) { return t->ndim; }
+const int64_t *em_sizes(const em_tensor *t) { return t->sizes; }
+const int64_t *em_strides(const em_tensor *t) { return t->strides; }
+int64_t em_numel(const em_tensor *t) { return em_shape_numel(t->ndim, t->sizes); }
+int64_t em_storage_offset(const em_tensor *t) { return t->offset; }
+em_dtype em_dtype_of(const em_tensor *t) { return (em_dtype)t->dtype; }
+em_device em_device_of(const em_tensor *t) { return t->storage->device; }
+void *em_data_ptr(const em_tensor *t) { return em_tensor_data(t); }
+uint64_t em_version(const em_tensor *t) { return __atomic_load_n(&t->storage->version, __ATOMIC_RELAXED); }
+bool em_is_same_storage(const em_tensor *a, const em_tensor *b) { return a->storage == b->storage; }
+bool em_is_wrapped_number(const em_tensor *t) { return t->flags & EM_FLAG_WRAPPED_NUMBER; }
+
+int64_t em_size(const em_tensor *t, int dim)
+{
+    int d = em_wrap_dim(dim, t->ndim, "size");
+    if (d < 0) return -1;
+    return t->ndim ? t->sizes[d] : 1;
+}
+
+static em_status check_cpu(const em_tensor *t, const char *op)
+{
+    if (t->storage->device.type != EM_CPU)
+        return em_fail(EM_ERR_DEVICE, "%s: expected a cpu tensor", op);
+    return EM_OK;
+}
+
+static char *element_ptr(const em_tensor *t, const int64_t *index, const char *op)
+{
+    int64_t off = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (index[i] < 0 || index[i] >= t->sizes[i])
+            return em_error(EM_ERR_INDEX, "%s: index %lld is out of bounds for dimension %d with size %lld", op,
+                            (long long)index[i], i, (long long)t->sizes[i]);
+        off += index[i] * t->strides[i];
+    }
+    return em_tensor_data(t) + off * (int64_t)em_dtypes[t->dtype].size;
+}
+
+int em_item(const em_tensor *t, double *out)
+{
+    if (check_cpu(t, "item")) return em_error_code();
+    if (em_numel(t) != 1)
+        return em_fail(EM_ERR_VALUE, "item: a Tensor with %lld elements cannot be converted to Scalar",
+                       (long long)em_numel(t));
+    *out = em_load_f64(em_tensor_data(t), (em_dtype)t->dtype); /* every stride is irrelevant */
+    return EM_OK;
+}
+
+int em_get(const em_tensor *t, const int64_t *index, double *out)
+{
+    if (check_cpu(t, "get")) return em_error_code();
+    char *p = element_ptr(t, index, "get");
+    if (!p) return em_error_code();
+    *out = em_load_f64(p, (em_dtype)t->dtype);
+    return EM_OK;
+}
+
+int em_set(em_tensor *t, const int64_t *index, double value)
+{
+    if (check_cpu(t, "set")) return em_error_code();
+    char *p = element_ptr(t, index, "set");
+    if (!p) return em_error_code();
+    em_store_f64(p, (em_dtype)t->dtype, value);
+    em_bump_version(t);
+    return EM_OK;
+}
+
+/* ---- creation without kernels ----------------------------------------- */
+em_tensor *em_empty(int ndim, const int64_t *sizes, em_dtype dt)
+{
+    if (em_check_sizes(ndim, sizes, dt, "empty")) return NULL;
+    return em_tensor_new(ndim, sizes, dt, EM_DEVICE_CPU);
+}
+
+em_tensor *em_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt)
+{
+    if (em_check_sizes(ndim, sizes, dt, "empty_strided")) return NULL;
+    int64_t extent = 0; /* largest element offset + 1 */
+    for (int i = 0; i < ndim; i++) {
+        if (strides[i] < 0) return em_error(EM_ERR_VALUE, "empty_strided: negative strides are not supported");
+        int64_t span;
+        if (sizes[i] == 0) return em_empty(ndim, sizes, dt);
+        if (em_mul_overflow(sizes[i] - 1, strides[i], &span) || __builtin_add_overflow(extent, span, &extent))
+            return em_error(EM_ERR_MEMORY, "empty_strided: storage size overflows");
+    }
+    int64_t bytes;
+    if (em_mul_overflow(extent + 1, (int64_t)em_dtypes[dt].size, &bytes))
+        return em_error(EM_ERR_MEMORY, "empty_strided: storage size overflows");
+    em_storage *s = em_storage_new((size_t)bytes, EM_DEVICE_CPU);
+    if (!s) return NULL;
+    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt);
+    if (!t) em_storage_release(s);
+    return t;
+}
+
+em_tensor *em_tensor_scalar(double value, em_dtype dt)
+{
+    if (!em_dtype_valid(dt)) return em_error(EM_ERR_DTYPE, "scalar_tensor: invalid dtype %d", (int)dt);
+    em_tensor *t = em_tensor_new(0, NULL, dt, EM_DEVICE_CPU);
+    if (t) em_store_f64(em_tensor_data(t), dt, value);
+    return t;
+}
+
+static em_tensor *wrapped(em_tensor *t)
+{
+    if (t) t->flags |= EM_FLAG_WRAPPED_NUMBER;
+    return t;
+}
+em_tensor *em_scalar_float(double value) { return wrapped(em_tensor_scalar(value, EM_F64)); }
+em_tensor *em_scalar_bool(bool value) { return wrapped(em_tensor_scalar(value, EM_BOOL)); }
+em_tensor *em_scalar_int(int64_t value)
+{
+    em_tensor *t = em_tensor_new(0, NULL, EM_I64, EM_DEVICE_CPU); /* not via double: exact */
+    if (t) *(int64_t *)em_tensor_data(t) = value;
+    return wrapped(t);
+}
+
+em_tensor *em_from_data(const void *data, int ndim, const int64_t *sizes, em_dtype dt)
+{
+    if (em_check_sizes(ndim, sizes, dt, "from_data")) return NULL;
+    if (!data && em_shape_numel(ndim, sizes)) return em_error(EM_ERR_VALUE, "from_data: data is NULL");
+    em_tensor *t = em_tensor_new(ndim, sizes, dt, EM_DEVICE_CPU);
+    if (t && data) memcpy(em_tensor_data(t), data, em_shape_numel(ndim, sizes) * em_dtypes[dt].size);
+    return t;
+}
+
+em_tensor *em_from_blob(void *data, int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt,
+                        void (*deleter)(void *ctx), void *ctx)
+{
+    if (em_check_sizes(ndim, sizes, dt, "from_blob")) return NULL;
+    int64_t st[EM_MAX_DIMS], extent = 0;
+    if (!strides) {
+        em_contiguous_strides(ndim, sizes, st);
+        strides = st;
+    }
+    for (int i = 0; i < ndim; i++) {
+        if (strides[i] < 0) return em_error(EM_ERR_VALUE, "from_blob: negative strides are not supported");
+        if (sizes[i]) extent += (sizes[i] - 1) * strides[i];
+    }
+    em_storage *s = malloc(sizeof *s);
+    if (!s) return em_error(EM_ERR_MEMORY, "out of memory allocating a storage");
+    s->refcount = 1;
+    s->data = data;
+    s->nbytes = em_shape_numel(ndim, sizes) ? (size_t)(extent + 1) * em_dtypes[dt].size : 0;
+    s->device = EM_DEVICE_CPU;
+    s->version = 0;
+    s->deleter = deleter;
+    s->deleter_ctx = ctx;
+    s->external = true;
+    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt);
+    if (!t) {
+        free(s);
+        return NULL;
+    }
+    return t;
+}

@@ -1,0 +1,125 @@
+/* The CPU pointwise runner: walks an em_iter calling a kernel's 1-d loop on
+ * each inner row, splits large work over OpenMP threads, and converts
+ * operands stored in another dtype than the loop's through small buffers. */
+#include "cpu.h"
+#include <omp.h>
+
+#define CAST_CHUNK 256 /* elements per conversion buffer: fits L1 for 10 operands */
+
+typedef struct runner {
+    const em_iter *it;
+    em_loop_fn fn;
+    const em_call *call;
+    bool cast;                          /* some operand needs conversion */
+    em_dtype want[EM_ITER_MAX_OPS];     /* dtype the loop reads/writes per operand */
+    int nout;
+} runner;
+
+/* One row segment with conversion: inputs are converted into buffers,
+ * the loop writes outputs into buffers that are converted back. */
+static void run_cast(const runner *r, char **ptrs, const int64_t *strides, int64_t n)
+{
+    _Alignas(64) char buf[EM_ITER_MAX_OPS][CAST_CHUNK * 8];
+    const em_iter *it = r->it;
+    char *data[EM_ITER_MAX_OPS];
+    int64_t st[EM_ITER_MAX_OPS];
+    for (int64_t done = 0; done < n; done += CAST_CHUNK) {
+        int64_t m = n - done < CAST_CHUNK ? n - done : CAST_CHUNK;
+        for (int k = 0; k < it->nops; k++) {
+            char *p = ptrs[k] + done * strides[k];
+            if (it->dtypes[k] == r->want[k]) {
+                data[k] = p;
+                st[k] = strides[k];
+                continue;
+            }
+            data[k] = buf[k];
+            st[k] = (int64_t)em_dtypes[r->want[k]].size;
+            if (k >= r->nout) em_cast_table[r->want[k]][it->dtypes[k]](buf[k], st[k], p, strides[k], m);
+        }
+        r->fn(data, st, m, r->call);
+        for (int k = 0; k < r->nout; k++)
+            if (it->dtypes[k] != r->want[k])
+                em_cast_table[it->dtypes[k]][r->want[k]](ptrs[k] + done * strides[k], strides[k], buf[k], st[k], m);
+    }
+}
+
+/* Elements [begin, end) in the iteration's linear order. */
+static void run_range(const runner *r, int64_t begin, int64_t end)
+{
+    const em_iter *it = r->it;
+    int64_t coord[EM_MAX_DIMS], idx = begin;
+    for (int d = 0; d < it->ndim; d++) {
+        coord[d] = idx % it->shape[d];
+        idx /= it->shape[d];
+    }
+    char *ptrs[EM_ITER_MAX_OPS];
+    while (begin < end) {
+        int64_t n = it->shape[0] - coord[0];
+        if (n > end - begin) n = end - begin;
+        for (int k = 0; k < it->nops; k++) {
+            int64_t off = 0;
+            for (int d = 0; d < it->ndim; d++) off += coord[d] * it->strides[d][k];
+            ptrs[k] = it->data[k] + off;
+        }
+        if (r->cast)
+            run_cast(r, ptrs, it->strides[0], n);
+        else
+            r->fn(ptrs, it->strides[0], n, r->call);
+        begin += n;
+        coord[0] += n;
+        for (int d = 0; d < it->ndim - 1 && coord[d] == it->shape[d]; d++) {
+            coord[d] = 0;
+            coord[d + 1]++;
+        }
+    }
+}
+
+em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_COUNT], int nops,
+                            const em_tensor *const *ops, int ndim, const int64_t *shape)
+{
+    em_dtype dt = c->dtype;
+    em_loop_fn fn = loops[dt];
+    bool via_f32 = false;
+    if (!fn && (dt == EM_F16 || dt == EM_BF16) && loops[EM_F32]) {
+        fn = loops[EM_F32];
+        via_f32 = true;
+    }
+    if (!fn)
+        return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name, em_dtypes[dt].name);
+    em_iter it;
+    em_iter_init(&it, nops, ops, ndim, shape);
+    if (it.numel == 0) return EM_OK;
+    runner r = {.it = &it, .fn = fn, .call = c, .cast = false, .nout = c->nout};
+    for (int k = 0; k < nops; k++) {
+        em_dtype w = (em_dtype)c->operand_dtypes[k];
+        if (via_f32 && w == dt) w = EM_F32;
+        r.want[k] = w;
+        r.cast |= w != it.dtypes[k];
+    }
+    int threads = omp_get_max_threads();
+    if (it.numel < EM_GRAIN || threads <= 1 || omp_in_parallel()) {
+        run_range(&r, 0, it.numel);
+        return EM_OK;
+    }
+    int64_t chunks = it.numel / (EM_GRAIN / 2);
+    if (chunks > threads) chunks = threads;
+#pragma omp parallel num_threads((int)chunks)
+    {
+        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+        /* split on 64-element boundaries so threads never share a cache line */
+        int64_t per = ((it.numel + nt - 1) / nt + 63) & ~(int64_t)63;
+        int64_t b = t * per, e = b + per < it.numel ? b + per : it.numel;
+        if (b < e) run_range(&r, b, e);
+    }
+    return EM_OK;
+}
+
+em_status cpu_pointwise(const em_call *c, const em_loop_fn loops[EM_DTYPE_COUNT])
+{
+    const em_tensor *ops[EM_ITER_MAX_OPS];
+    int n = 0;
+    for (int k = 0; k < c->nout; k++) ops[n++] = c->out[k];
+    for (int k = 0; k < c->nin; k++) ops[n++] = c->in[k];
+    const em_tensor *o = c->out[0];
+    return cpu_pointwise_run(c, loops, n, ops, o->ndim, o->sizes);
+}

@@ -1,0 +1,105 @@
+/* The op table's data (names, kinds, rules), device dispatch, and the
+ * argument checks every op family shares: casting, out= resizing, overlap. */
+#include "dispatch.h"
+#include <stdlib.h>
+
+const em_op_info em_ops[EM_OP_COUNT] = {
+#define EM_OP(nm, fl) [EM_OP_##nm] = {.name = #nm, .kind = EM_KIND_OTHER, .flags = (fl)},
+#define EM_UNARY(nm, r, fl, n, ps) [EM_OP_##nm] = {.name = #nm, .kind = EM_KIND_UNARY, .rule = r, .nparams = n, .flags = (fl)},
+#define EM_BINARY(nm, r, fl, n, ps) [EM_OP_##nm] = {.name = #nm, .kind = EM_KIND_BINARY, .rule = r, .nparams = n, .flags = (fl)},
+#define EM_TERNARY(nm, r, fl, n, ps) [EM_OP_##nm] = {.name = #nm, .kind = EM_KIND_TERNARY, .rule = r, .nparams = n, .flags = (fl)},
+#include "ember/ops.def"
+#undef EM_OP
+#undef EM_UNARY
+#undef EM_BINARY
+#undef EM_TERNARY
+};
+
+static const char *device_name(em_device d) { return d.type == EM_CPU ? "cpu" : d.type == EM_CUDA ? "cuda" : "unknown"; }
+
+static const em_device_impl *device_impl(em_device d)
+{
+    return d.type == EM_CPU ? &em_cpu_device : NULL;
+}
+
+em_status em_dispatch(const em_call *c)
+{
+    const em_tensor *first = c->nout ? c->out[0] : c->in[0];
+    em_device dev = first->storage->device;
+    for (int k = 0; k < c->nin; k++) {
+        if (!c->in[k]) continue;
+        em_device d = c->in[k]->storage->device;
+        if (d.type != dev.type || d.index != dev.index)
+            return em_fail(EM_ERR_DEVICE, "%s: Expected all tensors to be on the same device, but found at least two "
+                           "devices, %s:%d and %s:%d!", em_ops[c->op].name, device_name(dev), dev.index,
+                           device_name(d), d.index);
+    }
+    const em_device_impl *impl = device_impl(dev);
+    em_kernel k = impl ? impl->kernels[c->op] : NULL;
+    if (!k) return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: not implemented for %s", em_ops[c->op].name, device_name(dev));
+    return k(c);
+}
+
+bool em_can_cast(em_dtype from, em_dtype to)
+{
+    if (em_dtype_is_float(from) && !em_dtype_is_float(to)) return false;
+    if (from != EM_BOOL && to == EM_BOOL) return false;
+    return true;
+}
+
+em_status em_resize_(em_tensor *t, int ndim, const int64_t *sizes)
+{
+    if (em_check_sizes(ndim, sizes, (em_dtype)t->dtype, "resize_")) return em_error_code();
+    int64_t numel = em_shape_numel(ndim, sizes);
+    size_t need = (size_t)(t->offset + numel) * em_dtypes[t->dtype].size;
+    if (need > t->storage->nbytes) {
+        em_storage *s = em_storage_new((size_t)numel * em_dtypes[t->dtype].size, t->storage->device);
+        if (!s) return em_error_code();
+        em_storage_release(t->storage);
+        t->storage = s;
+        t->offset = 0;
+    }
+    t->ndim = ndim;
+    memcpy(t->sizes, sizes, ndim * sizeof *sizes);
+    em_contiguous_strides(ndim, sizes, t->strides);
+    return EM_OK;
+}
+
+/* Byte range [lo, hi) a tensor's elements span in its storage. */
+static void span(const em_tensor *t, int64_t *lo, int64_t *hi)
+{
+    int64_t size = (int64_t)em_dtypes[t->dtype].size, last = 0;
+    for (int i = 0; i < t->ndim; i++) last += (t->sizes[i] - 1) * t->strides[i];
+    *lo = t->offset * size;
+    *hi = (t->offset + last) * size + size;
+}
+
+static bool same_geometry(const em_tensor *a, const em_tensor *b)
+{
+    if (a->offset != b->offset || a->ndim != b->ndim || a->dtype != b->dtype) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->sizes[i] != b->sizes[i] || (a->sizes[i] > 1 && a->strides[i] != b->strides[i])) return false;
+    return true;
+}
+
+em_status em_check_overlap(const em_tensor *out, const em_tensor *in, const char *op)
+{
+    if (em_numel(out) == 0) return EM_OK;
+    for (int i = 0; i < out->ndim; i++)
+        if (out->sizes[i] > 1 && out->strides[i] == 0)
+            return em_fail(EM_ERR_RUNTIME, "%s: unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before performing the "
+                           "operation.", op);
+    if (!in || in->storage != out->storage || em_numel(in) == 0) return EM_OK;
+    if (same_geometry(out, in)) return EM_OK; /* elementwise in place: each element read before written */
+    /* like PyTorch, only dense tensors are compared; other layouts are "too hard" and allowed */
+    if (!em_tensor_is_dense(out) || !em_tensor_is_dense(in)) return EM_OK;
+    int64_t alo, ahi, blo, bhi;
+    span(out, &alo, &ahi);
+    span(in, &blo, &bhi);
+    if (alo < bhi && blo < ahi)
+        return em_fail(EM_ERR_RUNTIME, "%s: unsupported operation: some elements of the input tensor and the "
+                       "written-to tensor refer to a single memory location. Please clone() the tensor before "
+                       "performing the operation.", op);
+    return EM_OK;
+}

@@ -1,0 +1,60 @@
+/* The op layer's contract with devices: an em_call carries one op's checked
+ * arguments to a device kernel; a device is a table of kernels, one slot per
+ * op, expanded from ops.def (Note [Dispatch]).
+ *
+ * Note [Dispatch]
+ * The op layer validates every argument, computes result shapes and dtypes,
+ * allocates outputs, then calls em_dispatch(). A kernel may assume valid
+ * input: same device, shapes that fit, outputs allocated, no bad overlap.
+ * A device's slot left NULL means "not implemented for <device>". */
+#ifndef EMBER_DISPATCH_H
+#define EMBER_DISPATCH_H
+
+#include "../core/internal.h"
+
+#define EM_CALL_MAX_IN 6
+#define EM_CALL_MAX_OUT 4
+
+typedef struct em_call {
+    em_op op;
+    int nin, nout;
+    em_tensor *out[EM_CALL_MAX_OUT];
+    const em_tensor *in[EM_CALL_MAX_IN];
+    /* dtype the kernel computes in (selects the per-dtype loop), and the
+     * dtype each operand is read/written as (outputs first, then inputs);
+     * an operand stored in another dtype is converted on the fly. */
+    em_dtype dtype;
+    int8_t operand_dtypes[EM_CALL_MAX_OUT + EM_CALL_MAX_IN];
+    double f[4];     /* float params (the table's params, alpha, eps, ...) */
+    int64_t i[8];    /* integer params: dims, flags, counts */
+    const void *arg; /* op-specific struct when f[] and i[] do not fit */
+} em_call;
+
+typedef em_status (*em_kernel)(const em_call *c);
+
+typedef struct em_device_impl {
+    const char *name;
+    em_kernel kernels[EM_OP_COUNT];
+} em_device_impl;
+
+extern const em_device_impl em_cpu_device;
+
+/* Runs c->op on the device of its first tensor; checks every tensor shares it. */
+em_status em_dispatch(const em_call *c);
+
+/* Can a value of dtype `from` be written into `to` without a category loss
+ * (PyTorch's canCast: no float -> int, no non-bool -> bool)? */
+bool em_can_cast(em_dtype from, em_dtype to);
+
+/* Resize `out` to the given shape in place (PyTorch's out= semantics): keeps
+ * the storage if large enough, else gives out a fresh contiguous storage. */
+em_status em_resize_(em_tensor *out, int ndim, const int64_t *sizes);
+
+/* Errors if writing to `out` while reading `in` would read a written value:
+ * out overlaps itself (a stride-0 dim) or partially overlaps `in`. */
+em_status em_check_overlap(const em_tensor *out, const em_tensor *in, const char *op);
+
+int em_infer_size(int n, const int64_t *sizes, int64_t numel, int64_t *out, const char *op);
+bool em_view_possible(const em_tensor *t, int n, const int64_t *sizes, int64_t *strides);
+
+#endif

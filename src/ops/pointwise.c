@@ -1,0 +1,157 @@
+/* The op layer of pointwise ops: one path for every unary, binary and
+ * ternary op of the table (dtype rules, broadcasting, out= and in-place
+ * checks), and the public C functions expanded from ops.def. */
+#include "dispatch.h"
+
+enum { MODE_NEW, MODE_INPLACE, MODE_OUT };
+
+/* The dtype the kernel computes in and the dtype of the result. */
+static void pointwise_dtypes(em_op op, int nin, const em_tensor *const *in, em_dtype *compute, em_dtype *result)
+{
+    em_rule rule = (em_rule)em_ops[op].rule;
+    em_dtype p = rule == EM_RULE_SELECT ? em_result_type(nin - 1, in + 1) : em_result_type(nin, in);
+    switch (rule) {
+    case EM_RULE_FLOAT:
+        if (!em_dtype_is_float(p)) p = em_get_default_dtype();
+        *compute = *result = p;
+        break;
+    case EM_RULE_BOOL:
+    case EM_RULE_COMPARE:
+        *compute = p;
+        *result = EM_BOOL;
+        break;
+    case EM_RULE_LOGICAL: *compute = *result = EM_BOOL; break;
+    case EM_RULE_DOUBLE: *compute = *result = EM_F64; break;
+    default: *compute = *result = p; break;
+    }
+}
+
+/* Runs op on `in`; mode says where the result goes (a new tensor, in[0], or
+ * `out`). Returns the result (a new reference in MODE_NEW, else borrowed). */
+static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const em_tensor *const *in,
+                            const double *params)
+{
+    const char *name = em_ops[op].name;
+    int64_t shape[EM_MAX_DIMS];
+    int ndim = 0;
+    for (int k = 0; k < nin; k++) {
+        if (!in[k]) return em_error(EM_ERR_VALUE, "%s: argument %d is NULL", name, k + 1);
+        ndim = em_broadcast_shapes(ndim, shape, in[k]->ndim, in[k]->sizes, shape, name);
+        if (ndim < 0) return NULL;
+    }
+    em_dtype compute, result;
+    pointwise_dtypes(op, nin, in, &compute, &result);
+
+    if (mode == MODE_NEW) {
+        bool like = in[0]->ndim == ndim && !memcmp(in[0]->sizes, shape, ndim * sizeof *shape);
+        out = like ? em_tensor_new_like(in[0], result) : em_tensor_new(ndim, shape, result, in[0]->storage->device);
+        if (!out) return NULL;
+    } else {
+        if (!out) return em_error(EM_ERR_VALUE, "%s: out is NULL", name);
+        if (!em_can_cast(result, (em_dtype)out->dtype))
+            return em_error(EM_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", name,
+                            em_dtypes[result].name, em_dtypes[out->dtype].name);
+        bool fits = out->ndim == ndim && !memcmp(out->sizes, shape, ndim * sizeof *shape);
+        if (!fits && mode == MODE_INPLACE)
+            return em_error(EM_ERR_SHAPE, "%s: output with shape %s doesn't match the broadcast shape %s", name,
+                            em_shape_str(out->ndim, out->sizes), em_shape_str(ndim, shape));
+        if (em_check_overlap(out, NULL, name)) return NULL;
+        for (int k = mode == MODE_INPLACE ? 1 : 0; k < nin; k++)
+            if (em_check_overlap(out, in[k], name)) return NULL;
+        if (!fits && em_resize_(out, ndim, shape)) return NULL;
+    }
+
+    em_call c = {.op = op, .nin = nin, .nout = 1, .dtype = compute};
+    c.out[0] = out;
+    c.operand_dtypes[0] = (int8_t)result;
+    for (int k = 0; k < nin; k++) {
+        c.in[k] = in[k];
+        c.operand_dtypes[1 + k] = (int8_t)compute;
+    }
+    if (em_ops[op].rule == EM_RULE_LOGICAL)
+        for (int k = 0; k < nin; k++) c.operand_dtypes[1 + k] = EM_BOOL;
+    if (em_ops[op].rule == EM_RULE_SELECT) c.operand_dtypes[1] = EM_BOOL;
+    for (int k = 0; k < em_ops[op].nparams; k++) c.f[k] = params[k];
+
+    if (em_dispatch(&c)) {
+        if (mode == MODE_NEW) em_release(out);
+        return NULL;
+    }
+    if (mode != MODE_NEW) em_bump_version(out);
+    return out;
+}
+
+static em_tensor *op_new(em_op op, int nin, const em_tensor *const *in, const double *p)
+{
+    return pointwise(op, MODE_NEW, NULL, nin, in, p);
+}
+static em_status op_inplace(em_op op, int nin, const em_tensor *const *in, const double *p)
+{
+    if ((em_ops[op].flags & EM_F_NO_INPLACE))
+        return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: has no in-place form", em_ops[op].name);
+    return pointwise(op, MODE_INPLACE, (em_tensor *)in[0], nin, in, p) ? EM_OK : em_error_code();
+}
+static em_status op_out(em_op op, em_tensor *out, int nin, const em_tensor *const *in, const double *p)
+{
+    return pointwise(op, MODE_OUT, out, nin, in, p) ? EM_OK : em_error_code();
+}
+
+/* ---- the public functions, one set per table entry ------------------- */
+#define EM_OP(name, flags)
+#define EM_UNARY(name, rule, flags, n, ps)                                                     \
+    em_tensor *em_##name(const em_tensor *x EM_PDECL(n, ps))                                   \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        return op_new(EM_OP_##name, 1, &x, p + 1);                                             \
+    }                                                                                          \
+    em_status em_##name##_(em_tensor *self EM_PDECL(n, ps))                                    \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        const em_tensor *in[] = {self};                                                        \
+        return op_inplace(EM_OP_##name, 1, in, p + 1);                                         \
+    }                                                                                          \
+    em_status em_##name##_out(em_tensor *out, const em_tensor *x EM_PDECL(n, ps))              \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        return op_out(EM_OP_##name, out, 1, &x, p + 1);                                        \
+    }
+#define EM_BINARY(name, rule, flags, n, ps)                                                    \
+    em_tensor *em_##name(const em_tensor *a, const em_tensor *b EM_PDECL(n, ps))               \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        const em_tensor *in[] = {a, b};                                                        \
+        return op_new(EM_OP_##name, 2, in, p + 1);                                             \
+    }                                                                                          \
+    em_status em_##name##_(em_tensor *self, const em_tensor *other EM_PDECL(n, ps))            \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        const em_tensor *in[] = {self, other};                                                 \
+        return op_inplace(EM_OP_##name, 2, in, p + 1);                                         \
+    }                                                                                          \
+    em_status em_##name##_out(em_tensor *out, const em_tensor *a, const em_tensor *b EM_PDECL(n, ps)) \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        const em_tensor *in[] = {a, b};                                                        \
+        return op_out(EM_OP_##name, out, 2, in, p + 1);                                        \
+    }
+#define EM_TERNARY(name, rule, flags, n, ps)                                                   \
+    em_tensor *em_##name(const em_tensor *a, const em_tensor *b, const em_tensor *c EM_PDECL(n, ps)) \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        const em_tensor *in[] = {a, b, c};                                                     \
+        return op_new(EM_OP_##name, 3, in, p + 1);                                             \
+    }                                                                                          \
+    em_status em_##name##_(em_tensor *self, const em_tensor *b, const em_tensor *c EM_PDECL(n, ps)) \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        const em_tensor *in[] = {self, b, c};                                                  \
+        return op_inplace(EM_OP_##name, 3, in, p + 1);                                         \
+    }                                                                                          \
+    em_status em_##name##_out(em_tensor *out, const em_tensor *a, const em_tensor *b,          \
+                              const em_tensor *c EM_PDECL(n, ps))                              \
+    {                                                                                          \
+        const double p[] = {0, EM_PARGS(n, ps)};                                               \
+        const em_tensor *in[] = {a, b, c};                                                     \
+        return op_out(EM_OP_##name, out, 3, in, p + 1);                                        \
+    }
+#include "ember/ops.def"

@@ -1,0 +1,75 @@
+/* Ember's C test harness: TEST() registers a test, CHECK* record failures
+ * (a test stops at its first), COVER() marks ops of the table as tested,
+ * and helpers build tensors from values and compare against references.
+ * One binary runs every tests/c/test_*.c and ends with "N passed, N failed". */
+#ifndef EMBER_TEST_H
+#define EMBER_TEST_H
+
+#include "ember/ember.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*test_fn)(void);
+void test_register(const char *name, test_fn fn);
+void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+bool test_failed(void);
+void test_cover(em_op op);
+
+#define TEST(name)                                                                   \
+    static void test_##name(void);                                                   \
+    __attribute__((constructor)) static void register_##name(void) { test_register(#name, test_##name); } \
+    static void test_##name(void)
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            test_fail(__FILE__, __LINE__, "CHECK(%s) failed [last error: %s]", #cond, em_last_error()); \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+#define CHECK_MSG(cond, ...)                                                         \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            test_fail(__FILE__, __LINE__, __VA_ARGS__);                              \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+/* expr must fail (return NULL or a nonzero status) with error code `code`;
+ * a result it returns anyway is not released (the test fails then). */
+#define CHECK_ERR(expr, code)                                                        \
+    do {                                                                             \
+        em_clear_error();                                                            \
+        (void)(expr);                                                                \
+        if (em_error_code() != (code)) {                                             \
+            test_fail(__FILE__, __LINE__, "%s: expected error %d, got code %d (%s)", #expr, (int)(code), \
+                      (int)em_error_code(), em_last_error());                        \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+
+#define COVER(...) test_cover_list((const em_op[]){__VA_ARGS__}, sizeof((const em_op[]){__VA_ARGS__}) / sizeof(em_op))
+void test_cover_list(const em_op *ops, size_t n);
+
+/* ---- tensor helpers (all CPU) ----------------------------------------- */
+#define SHAPE(...) (sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), ((const int64_t[]){__VA_ARGS__})
+/* A tensor of dtype dt from double values (row-major). */
+em_tensor *tt(em_dtype dt, int ndim, const int64_t *sizes, const double *vals);
+/* Deterministic uniform values in [lo, hi) (integers for integral dtypes). */
+em_tensor *trand(em_dtype dt, int ndim, const int64_t *sizes, double lo, double hi);
+/* Same values, non-contiguous layout (every other element of a larger buffer). */
+em_tensor *tnoncontig(const em_tensor *t);
+/* Element `i` in row-major order, as double. */
+double tval(const em_tensor *t, int64_t i);
+/* Values in row-major order, malloc'ed (caller frees). */
+double *tvals(const em_tensor *t);
+bool tshape_is(const em_tensor *t, int ndim, const int64_t *sizes);
+/* |got - want| <= atol + rtol*|want| elementwise, nan == nan; prints the first mismatch. */
+bool tclose(const em_tensor *got, const double *want, double rtol, double atol);
+/* Tolerances that suit a dtype's precision. */
+double trtol(em_dtype dt);
+/* Next value of the harness's deterministic generator in [0, 1). */
+double trandu(void);
+
+#endif

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs what the build, tests and benchmarks need (Debian packages):
+# with apt-get as root, else prints the one command to run.
+PKGS="build-essential libopenblas-openmp-dev python3 python3-numpy python3-torch"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+    echo "deps: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq $missing >/dev/null; } || { echo "deps: apt-get failed" >&2; exit 1; }
+else
+    echo "deps: missing packages. Run:  sudo apt-get install -y$missing" >&2
+    exit 1
+fi
