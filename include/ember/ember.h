@@ -3,4 +3,10 @@
 #define EMBER_H
 #include "core.h"
 #include "ops.h"
+#include "reduce.h"
+#include "linalg.h"
+#include "index.h"
+#include "sort.h"
+#include "shape.h"
+#include "random.h"
 #endif
