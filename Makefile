@@ -16,6 +16,19 @@ TSRC := $(wildcard tests/c/*.c)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
 OBJ  := $(SRC:%.c=$(B)/%.o)
+
+# The CUDA backend (src/cuda/, same file names as src/cpu/) is optional: it is
+# built when nvcc exists and there is CUDA code, and registers em_cuda_device.
+NVCC     ?= $(shell command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_SRC := $(wildcard src/cuda/*.cu)
+ifneq ($(and $(NVCC),$(CUDA_SRC)),)
+CFLAGS_BASE += -DEM_WITH_CUDA
+OBJ    += $(CUDA_SRC:%.cu=$(B)/%.o)
+LDLIBS += -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart -lcublas
+$(B)/src/cuda/%.o: src/cuda/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -Xcompiler -fPIC -Iinclude -c $< -o $@
+endif
 TOBJ := $(TSRC:%.c=$(B)/%.o)
 
 # Sanitizer build of the same sources (tests only).

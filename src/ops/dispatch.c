@@ -19,6 +19,9 @@ static const char *device_name(em_device d) { return d.type == EM_CPU ? "cpu" : 
 
 static const em_device_impl *device_impl(em_device d)
 {
+#ifdef EM_WITH_CUDA
+    if (d.type == EM_CUDA) return &em_cuda_device;
+#endif
     return d.type == EM_CPU ? &em_cpu_device : NULL;
 }
 

@@ -38,6 +38,9 @@ typedef struct em_device_impl {
 } em_device_impl;
 
 extern const em_device_impl em_cpu_device;
+#ifdef EM_WITH_CUDA
+extern const em_device_impl em_cuda_device; /* src/cuda/device.cu */
+#endif
 
 /* Runs c->op on the device of its first tensor; checks every tensor shares it. */
 em_status em_dispatch(const em_call *c);
