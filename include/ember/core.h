@@ -156,6 +156,10 @@ bool em_equal(const em_tensor *a, const em_tensor *b); /* same shape and values 
 em_status em_allclose(const em_tensor *a, const em_tensor *b, double rtol, double atol,
                       bool equal_nan, bool *result);
 
+/* ---- memory ---------------------------------------------------------- */
+/* Frees the CPU allocator's cache of large freed blocks (see src/core/alloc.c). */
+void em_empty_cache(void);
+
 /* ---- threads --------------------------------------------------------- */
 void em_set_num_threads(int n); /* also sizes BLAS's threads */
 int em_get_num_threads(void);

@@ -73,6 +73,11 @@ em_status em_fail(em_status code, const char *fmt, ...) __attribute__((format(pr
 /* Thread-local scratch strings for messages: "[3, 4]"; four in rotation. */
 const char *em_shape_str(int ndim, const int64_t *sizes);
 
+/* ---- CPU memory (src/core/alloc.c) ------------------------------------ */
+void *em_cpu_alloc(size_t nbytes);          /* 64-byte aligned; NULL when out of memory */
+void em_cpu_free(void *p, size_t nbytes);   /* nbytes as given to em_cpu_alloc */
+size_t em_cpu_cached_bytes(void);
+
 /* ---- tensor construction (no argument checks beyond overflow) -------- */
 em_storage *em_storage_new(size_t nbytes, em_device dev);
 void em_storage_release(em_storage *s);

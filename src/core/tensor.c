@@ -3,8 +3,6 @@
 #include "internal.h"
 #include <stdlib.h>
 
-#define EM_ALIGN 64
-
 /* ---- storage ---------------------------------------------------------- */
 em_storage *em_storage_new(size_t nbytes, em_device dev)
 {
@@ -13,12 +11,7 @@ em_storage *em_storage_new(size_t nbytes, em_device dev)
                         dev.type == EM_CUDA ? "cuda" : "unknown", dev.index);
     em_storage *s = malloc(sizeof *s);
     if (!s) return em_error(EM_ERR_MEMORY, "out of memory allocating a storage");
-    size_t rounded = (nbytes + EM_ALIGN - 1) & ~(size_t)(EM_ALIGN - 1);
-    if (rounded < nbytes) {
-        free(s);
-        return em_error(EM_ERR_MEMORY, "allocation of %zu bytes overflows", nbytes);
-    }
-    s->data = aligned_alloc(EM_ALIGN, rounded ? rounded : EM_ALIGN);
+    s->data = em_cpu_alloc(nbytes);
     if (!s->data) {
         free(s);
         return em_error(EM_ERR_MEMORY, "out of memory: failed to allocate %zu bytes", nbytes);
@@ -39,7 +32,7 @@ void em_storage_release(em_storage *s)
     if (s->deleter)
         s->deleter(s->deleter_ctx);
     else if (!s->external)
-        free(s->data);
+        em_cpu_free(s->data, s->nbytes);
     free(s);
 }
 

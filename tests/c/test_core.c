@@ -246,3 +246,18 @@ TEST(sample_pointwise_values)
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) em_release(all[k]);
     COVER(EM_OP_abs, EM_OP_leaky_relu, EM_OP_isnan, EM_OP_div, EM_OP_eq, EM_OP_lt, EM_OP_addcmul);
 }
+
+TEST(large_blocks_are_reused_and_released)
+{
+    int64_t n = 1 << 20; /* 4 MiB of float32: goes through the block cache */
+    for (int i = 0; i < 3; i++) {
+        em_tensor *a = em_full(SHAPE(n), i, EM_F32);
+        CHECK(a && tval(a, n - 1) == i);
+        em_release(a);
+    }
+    em_empty_cache();
+    em_tensor *b = em_zeros(SHAPE(n + 1), EM_F32);
+    CHECK(b && tval(b, n) == 0);
+    em_release(b);
+    em_empty_cache();
+}
