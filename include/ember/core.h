@@ -22,7 +22,7 @@ extern "C" {
 
 /* ---- dtypes ---------------------------------------------------------- */
 typedef enum em_dtype {
-#define EM_DTYPE(E, name, ctype, kind) EM_##E,
+#define EM_DTYPE(E, name, scalar_name, ctype, kind) EM_##E,
 #include "dtypes.def"
 #undef EM_DTYPE
     EM_DTYPE_COUNT,
@@ -30,6 +30,7 @@ typedef enum em_dtype {
 } em_dtype;
 
 const char *em_dtype_name(em_dtype dt);  /* "float32"; "invalid" if out of range */
+const char *em_dtype_scalar_name(em_dtype dt); /* PyTorch's ScalarType name: "Float" */
 size_t em_dtype_size(em_dtype dt);
 bool em_dtype_is_float(em_dtype dt);
 bool em_dtype_is_int(em_dtype dt);       /* integral, bool excluded */

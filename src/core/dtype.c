@@ -4,12 +4,13 @@
 #include <math.h>
 
 const em_dtype_traits em_dtypes[EM_DTYPE_COUNT] = {
-#define EM_DTYPE(E, nm, ctype, k) [EM_##E] = {.name = #nm, .size = sizeof(ctype), .kind = k},
+#define EM_DTYPE(E, nm, sname, ctype, k) [EM_##E] = {.name = #nm, .scalar_name = sname, .size = sizeof(ctype), .kind = k},
 #include "ember/dtypes.def"
 #undef EM_DTYPE
 };
 
 const char *em_dtype_name(em_dtype dt) { return em_dtype_valid(dt) ? em_dtypes[dt].name : "invalid"; }
+const char *em_dtype_scalar_name(em_dtype dt) { return em_dtype_valid(dt) ? em_dtypes[dt].scalar_name : "invalid"; }
 size_t em_dtype_size(em_dtype dt) { return em_dtype_valid(dt) ? em_dtypes[dt].size : 0; }
 bool em_dtype_is_float(em_dtype dt) { return em_dtype_valid(dt) && em_dtypes[dt].kind == 'f'; }
 bool em_dtype_is_int(em_dtype dt)

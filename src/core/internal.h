@@ -39,6 +39,7 @@ struct em_tensor {
 /* ---- dtype traits ---------------------------------------------------- */
 typedef struct em_dtype_traits {
     const char *name;
+    const char *scalar_name;
     size_t size;
     char kind; /* 'b' 'u' 'i' 'f' */
 } em_dtype_traits;

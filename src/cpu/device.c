@@ -2,6 +2,7 @@
  * link error, so no op can be declared without a CPU kernel. */
 #include "cpu.h"
 
+#define EM_COMPOSITE(name, flags)
 #define EM_OP(name, flags) em_status cpu_##name(const em_call *c);
 #include "ember/ops.def"
 #undef EM_OP
@@ -12,5 +13,6 @@ const em_device_impl em_cpu_device = {
 #define EM_OP(name, flags) [EM_OP_##name] = cpu_##name,
 #include "ember/ops.def"
 #undef EM_OP
+#undef EM_COMPOSITE
     },
 };

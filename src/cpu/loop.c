@@ -85,7 +85,7 @@ em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_CO
         via_f32 = true;
     }
     if (!fn)
-        return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name, em_dtypes[dt].name);
+        return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name, em_dtypes[dt].scalar_name);
     em_iter it;
     em_iter_init(&it, nops, ops, ndim, shape);
     if (it.numel == 0) return EM_OK;
