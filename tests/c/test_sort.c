@@ -473,3 +473,133 @@ TEST(unique_optional_results_and_errors)
     em_release(v), em_release(inv), em_release(cnt);
     em_release(t), em_release(s), em_release(r), em_release(z), em_release(h), em_release(e);
 }
+
+/* ---- searchsorted / bucketize -------------------------------------------- */
+/* PyTorch's binary search (the spec, NaN included) on one row, in double. */
+static int64_t ref_search(const double *row, const double *sorter, int64_t len, double v, bool right)
+{
+    int64_t lo = 0, hi = len;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        double e = row[sorter ? (int64_t)sorter[mid] : mid];
+        if (right ? !(e > v) : !(e >= v))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool check_search(const em_tensor *seq, const em_tensor *values, const em_tensor *sorter, bool right,
+                         const em_tensor *got)
+{
+    int64_t len = em_sizes(seq)[em_ndim(seq) - 1], n = em_numel(values);
+    int64_t per_row = em_ndim(seq) > 1 ? em_sizes(values)[em_ndim(values) - 1] : 0;
+    double *s = tvals(seq), *v = tvals(values), *g = tvals(got), *srt = sorter ? tvals(sorter) : NULL;
+    bool ok = em_numel(got) == n;
+    for (int64_t i = 0; i < n && ok; i++) {
+        int64_t base = per_row ? i / per_row * len : 0;
+        int64_t want = ref_search(s + base, srt ? srt + base : NULL, len, v[i], right);
+        ok = g[i] == want;
+        if (!ok) fprintf(stderr, "  value %lld (%g): got %g, want %lld\n", (long long)i, v[i], g[i], (long long)want);
+    }
+    free(s), free(v), free(g), free(srt);
+    return ok;
+}
+
+/* A sorted copy of t along its last dim. */
+static em_tensor *sorted_copy(const em_tensor *t)
+{
+    em_tensor *v = NULL, *i = NULL;
+    em_sort(t, -1, false, true, &v, &i);
+    em_release(i);
+    return v;
+}
+
+TEST(searchsorted_matches_reference)
+{
+    const em_dtype dts[] = {EM_U8, EM_I8, EM_I16, EM_I32, EM_I64, EM_F16, EM_F32, EM_F64, EM_BF16};
+    for (size_t a = 0; a < sizeof dts / sizeof *dts; a++)
+        for (size_t b = 0; b < sizeof dts / sizeof *dts; b += 2) {
+            em_tensor *raw = rand_ties(dts[a], SHAPE(2, 3, 11)), *seq = sorted_copy(raw);
+            em_tensor *seq_row = em_select(seq, 0, 1), *seq1 = em_select(seq_row, 0, 2); /* a 1-d row of a bigger base */
+            em_release(seq_row);
+            em_tensor *vals = rand_ties(dts[b], SHAPE(2, 3, 7)), *vnc = tnoncontig(vals);
+            CHECK(seq && seq1 && vnc);
+            for (int right = 0; right < 2; right++)
+                for (int i32 = 0; i32 < 2; i32++) {
+                    em_tensor *r = em_searchsorted(seq, vnc, i32, right, NULL, NULL);
+                    CHECK(r && em_dtype_of(r) == (i32 ? EM_I32 : EM_I64) && tshape_is(r, 3, em_sizes(vals)));
+                    CHECK_MSG(check_search(seq, vals, NULL, right, r), "%s seq, %s values, right %d",
+                              em_dtype_name(dts[a]), em_dtype_name(dts[b]), right);
+                    em_release(r);
+                    r = em_searchsorted(seq1, vals, i32, false, right ? "right" : "left", NULL);
+                    CHECK(r && check_search(seq1, vals, NULL, right, r));
+                    em_release(r);
+                    r = em_bucketize(vnc, seq1, i32, right);
+                    CHECK(r && check_search(seq1, vals, NULL, right, r));
+                    em_release(r);
+                }
+            em_release(raw), em_release(seq), em_release(seq1), em_release(vals), em_release(vnc);
+        }
+    COVER(EM_OP_searchsorted);
+}
+
+TEST(searchsorted_sorter_scalar_empty_and_out)
+{
+    /* an unsorted sequence with its argsort as sorter: rows of length 300 */
+    em_tensor *raw = rand_ties(EM_F64, SHAPE(3, 300)), *srt = em_argsort(raw, -1, false, true);
+    em_tensor *vals = rand_ties(EM_F64, SHAPE(3, 50)), *seq = sorted_copy(raw);
+    for (int right = 0; right < 2; right++) {
+        em_tensor *r = em_searchsorted(raw, vals, false, right, NULL, srt), *want = em_searchsorted(seq, vals, false, right, NULL, NULL);
+        CHECK(r && check_search(raw, vals, srt, right, r) && em_equal(r, want));
+        em_release(r), em_release(want);
+    }
+    /* 0-d value, empty sequence, empty values */
+    double s3[] = {1, 3, 5};
+    em_tensor *s = tt(EM_I32, SHAPE(3), s3), *v0 = em_tensor_scalar(3, EM_I64), *e = em_empty(SHAPE(0), EM_F32);
+    em_tensor *r = em_searchsorted(s, v0, false, true, NULL, NULL);
+    CHECK(r && em_ndim(r) == 0 && tval(r, 0) == 2);
+    em_release(r);
+    r = em_searchsorted(e, vals, false, false, NULL, NULL);
+    CHECK(r && tshape_is(r, 2, em_sizes(vals)) && tval(r, 0) == 0);
+    em_release(r);
+    r = em_bucketize(e, s, true, false);
+    CHECK(r && em_numel(r) == 0 && em_dtype_of(r) == EM_I32);
+    em_release(r);
+    /* out= */
+    em_tensor *o = em_zeros(SHAPE(1), EM_I64), *o32 = em_zeros(SHAPE(1), EM_I32);
+    CHECK(em_searchsorted_out(o, s, v0, false, false, NULL, NULL) == EM_OK);
+    CHECK(em_ndim(o) == 0 && tval(o, 0) == 1);
+    CHECK(em_searchsorted_out(o32, seq, vals, true, false, NULL, NULL) == EM_OK);
+    CHECK(check_search(seq, vals, NULL, false, o32));
+    CHECK(em_bucketize_out(o32, vals, s, true, true) == EM_OK);
+    CHECK(check_search(s, vals, NULL, true, o32));
+    CHECK_ERR(em_searchsorted_out(o32, s, v0, false, false, NULL, NULL), EM_ERR_DTYPE);
+    CHECK_ERR(em_bucketize_out(o, s, s, true, false), EM_ERR_DTYPE);
+    /* errors */
+    em_tensor *b = em_zeros(SHAPE(3), EM_BOOL), *s2 = em_zeros(SHAPE(2, 3), EM_F32), *v12 = em_zeros(SHAPE(1, 2), EM_F32);
+    em_tensor *srt32 = em_zeros(SHAPE(3), EM_I32), *srt2 = em_zeros(SHAPE(2), EM_I64);
+    double bad[] = {0, 3, 1};
+    em_tensor *srt_bad = tt(EM_I64, SHAPE(3), bad);
+    CHECK_ERR(em_searchsorted(s, v0, false, false, "middle", NULL), EM_ERR_RUNTIME);
+    CHECK_ERR(em_searchsorted(s, v0, false, true, "left", NULL), EM_ERR_RUNTIME);
+    r = em_searchsorted(s, v0, false, false, "right", NULL); /* side wins over right = false */
+    CHECK(r && tval(r, 0) == 2);
+    em_release(r);
+    CHECK_ERR(em_searchsorted(s, v0, false, false, NULL, srt32), EM_ERR_DTYPE);
+    CHECK_ERR(em_searchsorted(s, v0, false, false, NULL, srt2), EM_ERR_SHAPE);
+    CHECK_ERR(em_searchsorted(s, v0, false, false, NULL, srt_bad), EM_ERR_RUNTIME);
+    CHECK_ERR(em_searchsorted(v0, s, false, false, NULL, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_searchsorted(s2, v0, false, false, NULL, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_searchsorted(s2, v12, false, false, NULL, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_searchsorted(s2, s, false, false, NULL, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_searchsorted(b, b, false, false, NULL, NULL), EM_ERR_DTYPE);
+    CHECK_ERR(em_bucketize(s, s2, false, false), EM_ERR_SHAPE);
+    CHECK_ERR(em_bucketize(s, v0, false, false), EM_ERR_SHAPE);
+    r = em_bucketize(b, s, false, false); /* bool values promote with the boundaries */
+    CHECK(r && tval(r, 0) == 0);
+    em_release(r);
+    em_tensor *all[] = {raw, srt, vals, seq, s, v0, e, o, o32, b, s2, v12, srt32, srt2, srt_bad};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) em_release(all[k]);
+}
