@@ -31,6 +31,16 @@ static inline em_status em_sort_check_dtype(const em_tensor *out, em_dtype want,
                    em_dtypes[want].name, em_dtypes[out->dtype].name);
 }
 
+/* c->i[0] of the histc, histogram and bincount kernels: what to compute.
+ * A histogram over the data's range first needs that range, and bincount's
+ * length the largest value: the first call gets those (into a 2-element
+ * float64 or int64 tensor), the op layer checks them, the second counts. */
+enum em_hist_mode {
+    EM_HIST_RANGE,  /* [min, max] of c->in[0] (NaN if it holds one) */
+    EM_HIST_LINEAR, /* equal bins over [c->f[0], c->f[1]] */
+    EM_HIST_EDGES,  /* histogram: the bin edges given in c->in[2] */
+};
+
 /* Writes a fresh contiguous `result` into out (resized to its shape) for the
  * out= forms of kernels that write contiguous results; releases result. */
 em_status em_sort_deliver(em_tensor *out, em_tensor *result);

@@ -603,3 +603,243 @@ TEST(searchsorted_sorter_scalar_empty_and_out)
     em_tensor *all[] = {raw, srt, vals, seq, s, v0, e, o, o32, b, s2, v12, srt32, srt2, srt_bad};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) em_release(all[k]);
 }
+
+/* ---- histc / histogram / bincount ------------------------------------------- */
+/* Grid values k/4 - 1 (k = 0..16: on and between edges of 8 bins over
+ * [-1, 3]), some outside, some NaN: every bin position is exact arithmetic. */
+static em_tensor *grid_data(em_dtype dt, int ndim, const int64_t *sizes, bool nan)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= sizes[i];
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    for (int64_t i = 0; i < n; i++) {
+        double r = trandu();
+        v[i] = r < 0.05 && nan ? NAN : r < 0.1 ? -3 : r < 0.15 ? 5 : floor(trandu() * 17) / 4 - 1;
+    }
+    em_tensor *t = tt(dt, ndim, sizes, v);
+    free(v);
+    return t;
+}
+
+/* Counts of t's values in bins equal bins over [lo, hi] (edges exact). */
+static double *ref_hist(const em_tensor *t, const em_tensor *w, int64_t bins, double lo, double hi)
+{
+    double *x = tvals(t), *wv = w ? tvals(w) : NULL, *h = calloc(bins, sizeof *h);
+    for (int64_t i = 0, n = em_numel(t); i < n; i++) {
+        if (!(x[i] >= lo && x[i] <= hi)) continue;
+        int64_t pos = (int64_t)floor((x[i] - lo) * bins / (hi - lo));
+        h[pos < bins ? pos : bins - 1] += wv ? wv[i] : 1;
+    }
+    free(x), free(wv);
+    return h;
+}
+
+TEST(histc_matches_reference)
+{
+    const em_dtype dts[] = {EM_F32, EM_F64, EM_BF16};
+    for (int d = 0; d < 3; d++) {
+        em_tensor *base = grid_data(dts[d], SHAPE(7, 9), true), *t = tnoncontig(base);
+        em_tensor *h = em_histc(t, 8, -1, 3);
+        double *want = ref_hist(base, NULL, 8, -1, 3);
+        CHECK(h && em_dtype_of(h) == dts[d] && tshape_is(h, 1, (int64_t[]){8}) && tclose(h, want, 0, 0));
+        em_release(h), free(want);
+        /* min == max: the data's range (here [-3, 5], NaN-free) */
+        em_tensor *clean = grid_data(dts[d], SHAPE(40), false);
+        h = em_histc(clean, 16, 2, 2);
+        want = ref_hist(clean, NULL, 16, -3, 5);
+        CHECK(h && tclose(h, want, 0, 0));
+        em_release(h), free(want);
+        em_release(base), em_release(t), em_release(clean);
+    }
+    /* float rounding on bin edges, as PyTorch 1.13 computes it (values from it) */
+    double x[61];
+    for (int i = 0; i < 61; i++) {
+        float v = (float)i * 0.01f;
+        x[i] = v + 0.1f;
+    }
+    const double want32[] = {9, 9, 8, 9, 8, 9, 9}, want16[] = {9, 8, 9, 8, 9, 9, 9};
+    for (int d = 0; d < 3; d++) {
+        em_tensor *f = tt(EM_F32, SHAPE(61), x), *t = em_to_dtype(f, dts[d]), *h = em_histc(t, 7, 0.1, 0.7);
+        CHECK(h && tclose(h, dts[d] == EM_BF16 ? want16 : want32, 0, 0));
+        em_release(f), em_release(t), em_release(h);
+    }
+    COVER(EM_OP_histc);
+}
+
+TEST(histc_edges_and_errors)
+{
+    double two[] = {2, 2}, one_nan[] = {1, NAN};
+    em_tensor *same = tt(EM_F32, SHAPE(2), two), *e = em_empty(SHAPE(0), EM_F64), *s = em_tensor_scalar(1, EM_F32);
+    em_tensor *h = em_histc(same, 4, 0, 0); /* one value: [1, 3] */
+    double want[] = {0, 0, 2, 0}, zeros[] = {0, 0, 0, 0}, want_s[] = {0, 1};
+    CHECK(h && tclose(h, want, 0, 0));
+    em_release(h);
+    h = em_histc(e, 4, 0, 0);
+    CHECK(h && em_dtype_of(h) == EM_F64 && tclose(h, zeros, 0, 0));
+    em_release(h);
+    h = em_histc(s, 2, 0, 0);
+    CHECK(h && tclose(h, want_s, 0, 0));
+    em_release(h);
+    /* out= */
+    em_tensor *o = em_zeros(SHAPE(1), EM_F32), *od = em_zeros(SHAPE(4), EM_F64);
+    CHECK(em_histc_out(o, same, 4, 0, 0) == EM_OK && tclose(o, want, 0, 0));
+    CHECK_ERR(em_histc_out(od, same, 4, 0, 0), EM_ERR_DTYPE);
+    /* errors */
+    em_tensor *nan = tt(EM_F32, SHAPE(2), one_nan), *i = em_zeros(SHAPE(2), EM_I64), *f16 = em_zeros(SHAPE(2), EM_F16);
+    CHECK_ERR(em_histc(same, 0, 0, 1), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histc(same, -1, 0, 1), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histc(same, 4, 3, 1), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histc(same, 4, 0, INFINITY), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histc(same, 4, NAN, 1), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histc(nan, 4, 0, 0), EM_ERR_RUNTIME); /* the data's range is NaN */
+    CHECK_ERR(em_histc(i, 4, 0, 1), EM_ERR_DTYPE);
+    CHECK_ERR(em_histc(f16, 4, 0, 1), EM_ERR_DTYPE);
+    h = em_histc(nan, 2, 0, 2); /* NaN elements are skipped */
+    CHECK(h && tval(h, 0) == 0 && tval(h, 1) == 1);
+    em_release(h);
+    em_release(same), em_release(e), em_release(s), em_release(o), em_release(od), em_release(nan), em_release(i),
+        em_release(f16);
+}
+
+/* hist of t (and w) over the given increasing edges, in double: the last bin is closed. */
+static double *ref_hist_edges(const em_tensor *t, const em_tensor *w, const double *e, int64_t bins, bool density)
+{
+    double *x = tvals(t), *wv = w ? tvals(w) : NULL, *h = calloc(bins, sizeof *h), total = 0;
+    for (int64_t i = 0, n = em_numel(t); i < n; i++) {
+        if (!(x[i] >= e[0] && x[i] <= e[bins])) continue;
+        int64_t b = 0;
+        while (b < bins - 1 && x[i] >= e[b + 1]) b++;
+        h[b] += wv ? wv[i] : 1;
+    }
+    for (int64_t b = 0; b < bins; b++) total += h[b];
+    for (int64_t b = 0; density && b < bins; b++) h[b] /= total * (e[b + 1] - e[b]);
+    free(x), free(wv);
+    return h;
+}
+
+TEST(histogram_matches_reference)
+{
+    const em_dtype dts[] = {EM_F32, EM_F64};
+    double edges[] = {-1.5, -0.25, 0, 0.5, 2, 4.5};
+    for (int d = 0; d < 2; d++)
+        for (int weighted = 0; weighted < 2; weighted++)
+            for (int density = 0; density < 2; density++) {
+                em_tensor *base = grid_data(dts[d], SHAPE(5, 8), true), *t = tnoncontig(base);
+                em_tensor *w = weighted ? trand(dts[d], SHAPE(40), 0, 2) : NULL, *h, *be;
+                /* equal bins over a given range and over the data's */
+                CHECK(em_histogram(t, 8, (double[]){-1, 3}, w, density, &h, &be) == EM_OK);
+                double lin[9];
+                for (int k = 0; k < 9; k++) lin[k] = -1 + k * 0.5;
+                double *want = ref_hist_edges(base, w, lin, 8, density);
+                CHECK(em_dtype_of(h) == dts[d] && em_dtype_of(be) == dts[d] && tclose(be, lin, 0, 0));
+                CHECK_MSG(tclose(h, want, 1e-6, 0), "histogram %s weighted %d density %d", em_dtype_name(dts[d]), weighted, density);
+                em_release(h), em_release(be), free(want);
+                /* explicit edges */
+                em_tensor *et = tt(dts[d], SHAPE(6), edges);
+                CHECK(em_histogram_edges(t, et, w, density, &h, &be) == EM_OK);
+                want = ref_hist_edges(base, w, edges, 5, density);
+                CHECK(tclose(be, edges, 0, 0) && tclose(h, want, 1e-6, 0));
+                em_release(h), em_release(be), free(want), em_release(et);
+                em_release(base), em_release(t), em_release(w);
+            }
+    /* the data's range; float32 edges as PyTorch's linspace makes them */
+    double x[61];
+    for (int i = 0; i < 61; i++) {
+        float v = (float)i * 0.01f;
+        x[i] = v + 0.1f;
+    }
+    em_tensor *t = tt(EM_F32, SHAPE(61), x), *h, *be;
+    CHECK(em_histogram(t, 7, NULL, NULL, false, &h, &be) == EM_OK);
+    const double want_h[] = {9, 9, 8, 9, 8, 9, 9};
+    const double want_e[] = {0.10000000149011612, 0.18571427464485168, 0.27142855525016785, 0.357142835855484,
+                             0.44285714626312256, 0.5285714268684387, 0.6142857074737549, 0.699999988079071};
+    CHECK(tclose(h, want_h, 0, 0) && tclose(be, want_e, 0, 0));
+    em_release(t), em_release(h), em_release(be);
+    COVER(EM_OP_histogram);
+}
+
+TEST(histogram_edges_and_errors)
+{
+    double two[] = {2, 2};
+    em_tensor *same = tt(EM_F64, SHAPE(2), two), *e = em_empty(SHAPE(0), EM_F32), *h, *be;
+    CHECK(em_histogram(same, 3, NULL, NULL, false, &h, &be) == EM_OK); /* one value: +-0.5 */
+    double want_e[] = {1.5, 1.5 + 1 / 3.0, 2.5 - 1 / 3.0, 2.5}, want_h[] = {0, 2, 0};
+    CHECK(tclose(be, want_e, 1e-15, 0) && tclose(h, want_h, 0, 0));
+    em_release(h), em_release(be);
+    CHECK(em_histogram(e, 2, NULL, NULL, false, &h, &be) == EM_OK); /* empty: [0, 1] */
+    double want_e2[] = {0, 0.5, 1}, want_d[] = {NAN, NAN};
+    CHECK(tclose(be, want_e2, 0, 0) && tval(h, 0) == 0);
+    em_release(h), em_release(be);
+    CHECK(em_histogram(same, 2, (double[]){5, 7}, NULL, true, &h, &be) == EM_OK); /* nothing in range: 0/0 */
+    CHECK(tclose(h, want_d, 0, 0));
+    em_release(h), em_release(be);
+    /* errors */
+    em_tensor *i = em_zeros(SHAPE(2), EM_I64), *bf = em_zeros(SHAPE(2), EM_BF16), *w32 = em_ones(SHAPE(2), EM_F32);
+    em_tensor *w3 = em_ones(SHAPE(3), EM_F64), *e2 = em_zeros(SHAPE(1, 2), EM_F64), *e0 = em_zeros(SHAPE(0), EM_F64);
+    em_tensor *e1 = em_zeros(SHAPE(1), EM_F64), *ef = em_zeros(SHAPE(2), EM_F32);
+    h = be = (em_tensor *)1;
+    CHECK_ERR(em_histogram(i, 2, NULL, NULL, false, &h, &be), EM_ERR_DTYPE);
+    CHECK(!h && !be);
+    CHECK_ERR(em_histogram(bf, 2, NULL, NULL, false, &h, &be), EM_ERR_DTYPE);
+    CHECK_ERR(em_histogram(same, 0, NULL, NULL, false, &h, &be), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histogram(same, 2, (double[]){3, 1}, NULL, false, &h, &be), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histogram(same, 2, (double[]){1, INFINITY}, NULL, false, &h, &be), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histogram(same, 2, NULL, w32, false, &h, &be), EM_ERR_DTYPE);
+    CHECK_ERR(em_histogram(same, 2, NULL, w3, false, &h, &be), EM_ERR_SHAPE);
+    CHECK_ERR(em_histogram_edges(same, e2, NULL, false, &h, &be), EM_ERR_SHAPE);
+    CHECK_ERR(em_histogram_edges(same, e0, NULL, false, &h, &be), EM_ERR_SHAPE);
+    CHECK_ERR(em_histogram_edges(same, e1, NULL, false, &h, &be), EM_ERR_RUNTIME);
+    CHECK_ERR(em_histogram_edges(same, ef, NULL, false, &h, &be), EM_ERR_DTYPE);
+    em_tensor *all[] = {same, e, i, bf, w32, w3, e2, e0, e1, ef};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) em_release(all[k]);
+}
+
+TEST(bincount_matches_reference)
+{
+    const em_dtype dts[] = {EM_U8, EM_I8, EM_I16, EM_I32, EM_I64};
+    const em_dtype wdts[] = {EM_DTYPE_NONE, EM_F32, EM_F64, EM_I32, EM_BOOL, EM_F16};
+    for (int d = 0; d < 5; d++)
+        for (int wd = 0; wd < 6; wd++)
+            for (int64_t minlength = 0; minlength <= 30; minlength += 30) {
+                em_tensor *base = trand(dts[d], SHAPE(50), 0, 20), *t = tnoncontig(base);
+                em_tensor *w = wdts[wd] == EM_DTYPE_NONE ? NULL : trand(wdts[wd], SHAPE(50), 0, 3);
+                em_tensor *r = em_bincount(t, w, minlength);
+                CHECK(r);
+                double *x = tvals(base), *wv = w ? tvals(w) : NULL, want[64] = {0};
+                int64_t len = minlength;
+                for (int i = 0; i < 50; i++) {
+                    want[(int)x[i]] += wv ? wv[i] : 1;
+                    if (x[i] + 1 > len) len = (int64_t)x[i] + 1;
+                }
+                em_dtype rdt = !w ? EM_I64 : wdts[wd] == EM_F32 ? EM_F32 : EM_F64;
+                CHECK(em_dtype_of(r) == rdt && tshape_is(r, 1, &len));
+                CHECK_MSG(tclose(r, want, 1e-6, 0), "bincount %s weights %d", em_dtype_name(dts[d]), wd);
+                free(x), free(wv);
+                em_release(base), em_release(t), em_release(w), em_release(r);
+            }
+    COVER(EM_OP_bincount);
+}
+
+TEST(bincount_edges_and_errors)
+{
+    double neg[] = {0, -1, 2}, big[] = {255, 0};
+    em_tensor *e = em_empty(SHAPE(0), EM_I64), *ew = em_empty(SHAPE(0), EM_F64), *r = em_bincount(e, ew, 3);
+    CHECK(r && em_dtype_of(r) == EM_I64 && tshape_is(r, 1, (int64_t[]){3}) && tval(r, 2) == 0);
+    em_release(r);
+    em_tensor *u = tt(EM_U8, SHAPE(2), big);
+    r = em_bincount(u, NULL, 0);
+    CHECK(r && em_numel(r) == 256 && tval(r, 255) == 1 && tval(r, 0) == 1);
+    em_release(r);
+    em_tensor *n = tt(EM_I8, SHAPE(3), neg), *m = em_zeros(SHAPE(2, 2), EM_I64), *s = em_tensor_scalar(1, EM_I64);
+    em_tensor *f = em_zeros(SHAPE(2), EM_F32), *b = em_zeros(SHAPE(2), EM_BOOL), *w3 = em_ones(SHAPE(3), EM_F32);
+    CHECK_ERR(em_bincount(n, NULL, 0), EM_ERR_RUNTIME);
+    CHECK_ERR(em_bincount(m, NULL, 0), EM_ERR_RUNTIME);
+    CHECK_ERR(em_bincount(s, NULL, 0), EM_ERR_RUNTIME);
+    CHECK_ERR(em_bincount(f, NULL, 0), EM_ERR_DTYPE);
+    CHECK_ERR(em_bincount(b, NULL, 0), EM_ERR_DTYPE);
+    CHECK_ERR(em_bincount(u, NULL, -1), EM_ERR_RUNTIME);
+    CHECK_ERR(em_bincount(u, w3, 0), EM_ERR_SHAPE);
+    CHECK_ERR(em_bincount(u, m, 0), EM_ERR_SHAPE);
+    em_tensor *all[] = {e, ew, u, n, m, s, f, b, w3};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) em_release(all[k]);
+}
