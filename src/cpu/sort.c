@@ -10,17 +10,17 @@
 
 /* One thread's buffers for rows of n elements of es bytes. */
 typedef struct row_bufs {
-    em_sort_item *items, *scratch;
-    char *vals; /* the row's elements, contiguous */
+    em_sort_item *items, *scratch; /* scratch: NULL unless full rows are sorted */
+    char *vals;                    /* the row's elements, contiguous */
 } row_bufs;
 
-static bool bufs_alloc(row_bufs *b, int64_t n, size_t es)
+static bool bufs_alloc(row_bufs *b, int64_t n, size_t es, bool scratch)
 {
     size_t m = n > 0 ? (size_t)n : 1;
     b->items = malloc(m * sizeof *b->items);
-    b->scratch = malloc(m * sizeof *b->scratch);
+    b->scratch = scratch ? malloc(m * sizeof *b->scratch) : NULL;
     b->vals = malloc(m * es);
-    return b->items && b->scratch && b->vals;
+    return b->items && (b->scratch || !scratch) && b->vals;
 }
 
 static void bufs_free(row_bufs *b)
@@ -87,13 +87,14 @@ static void store_row(const row_bufs *b, const em_sort_item *items, int64_t m, e
  * and returns the first item and how many to store. */
 typedef const em_sort_item *(*pick_fn)(const em_call *c, row_bufs *b, int64_t n, int64_t *m);
 
-static em_status run_rows(const em_call *c, int64_t begin, int64_t end, pick_fn pick, bool descending)
+static em_status run_rows(const em_call *c, int64_t begin, int64_t end, pick_fn pick, bool descending,
+                          bool scratch)
 {
     const em_tensor *t = c->in[0];
     int dim = (int)c->i[0];
     int64_t n = t->sizes[dim];
     row_bufs b;
-    if (!bufs_alloc(&b, n, em_dtypes[t->dtype].size)) {
+    if (!bufs_alloc(&b, n, em_dtypes[t->dtype].size, scratch)) {
         bufs_free(&b);
         return EM_ERR_MEMORY;
     }
@@ -123,29 +124,38 @@ static const em_sort_item *pick_sorted(const em_call *c, row_bufs *b, int64_t n,
 }
 static em_status sort_rows(const em_call *c, int64_t begin, int64_t end)
 {
-    return run_rows(c, begin, end, pick_sorted, c->i[1] != 0);
+    return run_rows(c, begin, end, pick_sorted, c->i[1] != 0, true);
 }
 em_status cpu_sort(const em_call *c)
 {
     return em_sort_run_rows(c, rows_of(c), c->in[0]->sizes[c->i[0]], sort_rows);
 }
 
+/* Few of many: a heap pass beats partitioning. */
+static bool few(int64_t k, int64_t n) { return k * 16 <= n; }
+
 /* ---- topk: c->i[0] dim, c->i[1] k, c->i[2] largest; results in order ---- */
+static bool topk_sorts_rows(int64_t k, int64_t n) { return 2 * k >= n; } /* most of the row: as cheap */
+
 static const em_sort_item *pick_topk(const em_call *c, row_bufs *b, int64_t n, int64_t *m)
 {
     int64_t k = c->i[1];
-    if (2 * k >= n) { /* most of the row: sorting it all is as cheap */
+    if (topk_sorts_rows(k, n)) {
         em_sort_items(b->items, b->scratch, n);
     } else if (k > 0) {
-        em_select_item(b->items, b->scratch, n, k - 1);
-        em_sort_items_merge(b->items, b->scratch, k);
+        if (few(k, n))
+            em_select_smallest(b->items, n, k);
+        else
+            em_select_item(b->items, n, k - 1);
+        em_sort_items_merge(b->items, b->items + k, k); /* the other n - k > k items are free */
     }
     *m = k;
     return b->items;
 }
 static em_status topk_rows(const em_call *c, int64_t begin, int64_t end)
 {
-    return run_rows(c, begin, end, pick_topk, c->i[2] != 0);
+    bool full = topk_sorts_rows(c->i[1], c->in[0]->sizes[c->i[0]]);
+    return run_rows(c, begin, end, pick_topk, c->i[2] != 0, full);
 }
 em_status cpu_topk(const em_call *c)
 {
@@ -156,13 +166,17 @@ em_status cpu_topk(const em_call *c)
 static const em_sort_item *pick_kth(const em_call *c, row_bufs *b, int64_t n, int64_t *m)
 {
     int64_t k = c->i[1];
-    em_select_item(b->items, b->scratch, n, k - 1);
     *m = 1;
+    if (few(k, n)) {
+        em_select_smallest(b->items, n, k);
+        return b->items; /* the heap's top */
+    }
+    em_select_item(b->items, n, k - 1);
     return b->items + k - 1;
 }
 static em_status kth_rows(const em_call *c, int64_t begin, int64_t end)
 {
-    return run_rows(c, begin, end, pick_kth, false);
+    return run_rows(c, begin, end, pick_kth, false, false);
 }
 em_status cpu_kthvalue(const em_call *c)
 {

@@ -32,9 +32,12 @@ void em_sort_items(em_sort_item *items, em_sort_item *scratch, int64_t n);
 /* The same order for items in any order (a merge sort); scratch: n items. */
 void em_sort_items_merge(em_sort_item *items, em_sort_item *scratch, int64_t n);
 /* Reorders items so that items[k] is what a sort would put there, smaller
- * items before it and larger after (in no particular order); k < n.
- * scratch (n items) serves a fallback that bounds the worst case. */
-void em_select_item(em_sort_item *items, em_sort_item *scratch, int64_t n, int64_t k);
+ * items before it and larger after (in no particular order); k < n. A
+ * quickselect, with a heap fallback that bounds its worst case. */
+void em_select_item(em_sort_item *items, int64_t n, int64_t k);
+/* Moves the k smallest of items[0..n) into items[0..k) as a max-heap (the
+ * k-th smallest first); O(n log k), about one compare per item when k << n. */
+void em_select_smallest(em_sort_item *items, int64_t n, int64_t k);
 
 /* Is key (made from an element of dtype dt) the key of NaN? */
 static inline bool em_sort_key_is_nan(uint64_t key, em_dtype dt)

@@ -136,7 +136,7 @@ static void radix_sort(em_sort_item *items, em_sort_item *scratch, int64_t n)
 }
 
 /* Below this many items the merge sort beats the radix sort's fixed cost. */
-#define RADIX_MIN 256
+#define RADIX_MIN 96
 
 void em_sort_items(em_sort_item *items, em_sort_item *scratch, int64_t n)
 {
@@ -154,14 +154,41 @@ static inline void swap_items(em_sort_item *a, em_sort_item *b)
     *b = t;
 }
 
-void em_select_item(em_sort_item *a, em_sort_item *scratch, int64_t n, int64_t k)
+/* Restores the max-heap h[0..k) below position i. */
+static void sift_down(em_sort_item *h, int64_t k, int64_t i)
+{
+    em_sort_item x = h[i];
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= k) break;
+        if (c + 1 < k && item_less(h[c], h[c + 1])) c++;
+        if (!item_less(x, h[c])) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+void em_select_smallest(em_sort_item *a, int64_t n, int64_t k)
+{
+    if (k <= 0) return;
+    for (int64_t i = k / 2 - 1; i >= 0; i--) sift_down(a, k, i);
+    for (int64_t i = k; i < n; i++)
+        if (item_less(a[i], a[0])) { /* one compare for most items when k << n */
+            a[0] = a[i];
+            sift_down(a, k, 0);
+        }
+}
+
+void em_select_item(em_sort_item *a, int64_t n, int64_t k)
 {
     int64_t lo = 0, hi = n - 1;
-    int budget = 16; /* partitions before falling back to sorting (bad pivots): ~2 log2(n) */
+    int budget = 16; /* partitions before the heap fallback (bad pivots): ~2 log2(n) */
     for (int64_t m = n; m > 1; m >>= 1) budget += 2;
     while (hi - lo >= MERGE_RUN) {
-        if (budget-- == 0) {
-            em_sort_items_merge(a + lo, scratch, hi - lo + 1);
+        if (budget-- == 0) { /* k - lo + 1 smallest of the range, then its largest to k */
+            em_select_smallest(a + lo, hi - lo + 1, k - lo + 1);
+            swap_items(&a[lo], &a[k]);
             return;
         }
         /* median of three: a[lo] <= a[lo + 1] = pivot <= a[hi], sentinels for the scans */
