@@ -32,16 +32,8 @@ em_status cpu_copy_strided(em_tensor *dst, const em_tensor *src, int ndim, const
                            const int64_t *dst_strides, int64_t dst_offset, const int64_t *src_strides,
                            int64_t src_offset)
 {
-    if (ndim > EM_MAX_DIMS) { /* more dims than a tensor holds: loop over the outermost */
-        for (int64_t i = 0; i < sizes[0]; i++) {
-            em_status st = cpu_copy_strided(dst, src, ndim - 1, sizes + 1, dst_strides + 1,
-                                            dst_offset + i * dst_strides[0], src_strides + 1,
-                                            src_offset + i * src_strides[0]);
-            if (st) return st;
-        }
-        return EM_OK;
-    }
-    /* views that never leave this function, so negative strides are fine */
+    /* views that never leave this function, so negative strides are fine:
+     * the copy's iteration only adds coordinate * stride */
     em_tensor *d = em_tensor_view(dst, ndim, sizes, dst_strides, dst_offset);
     em_tensor *s = em_tensor_view(src, ndim, sizes, src_strides, src_offset);
     em_status st = d && s ? cpu_copy_into(d, s) : em_error_code();
@@ -232,24 +224,35 @@ em_status cpu_roll(const em_call *c)
 }
 
 /* ---- repeating ----------------------------------------------------------
- * repeat and tile: arg->counts = the repeats r[i] of each of out's dims
- * (x's shape s[i] padded with leading 1s). out, of shape r[i] * s[i], viewed
- * as dims (r0, s0, r1, s1, ...) is x read with stride 0 along the r dims:
- * one copy. Dims of size 1 are left out; up to 2 * EM_MAX_DIMS remain. */
+ * repeat and tile: arg->counts = the repeats of each of out's n dims; x's
+ * shape, padded with leading 1s to n dims, times them is out's shape. x is
+ * copied into out's corner; then, last dim first, that filled block is
+ * doubled along each dim until it spans out there. Each element is written
+ * once, and after the last dim the copied rows are whole rows of out (a
+ * single copy with stride-0 reads would move short rows of x's last dim). */
 static em_status repeat_copy(const em_call *c)
 {
     const em_shape_args *a = c->arg;
     em_tensor *out = c->out[0];
     const em_tensor *x = c->in[0];
-    int lead = a->n - x->ndim, nd = 0;
-    int64_t sizes[2 * EM_MAX_DIMS], out_strides[2 * EM_MAX_DIMS], x_strides[2 * EM_MAX_DIMS];
+    int n = a->n, lead = n - x->ndim;
+    int64_t filled[EM_MAX_DIMS], x_strides[EM_MAX_DIMS], block[EM_MAX_DIMS];
     if (em_numel(out) == 0) return EM_OK;
-    for (int i = 0; i < a->n; i++) {
-        int64_t s = i < lead ? 1 : x->sizes[i - lead], r = a->counts[i];
-        if (r != 1) sizes[nd] = r, out_strides[nd] = out->strides[i] * s, x_strides[nd++] = 0;
-        if (s != 1) sizes[nd] = s, out_strides[nd] = out->strides[i], x_strides[nd++] = x->strides[i - lead];
+    for (int i = 0; i < n; i++) {
+        filled[i] = i < lead ? 1 : x->sizes[i - lead];
+        x_strides[i] = i < lead ? 0 : x->strides[i - lead];
     }
-    return cpu_copy_strided(out, x, nd, sizes, out_strides, out->offset, x_strides, x->offset);
+    em_status st = cpu_copy_strided(out, x, n, filled, out->strides, out->offset, x_strides, x->offset);
+    for (int i = n - 1; i >= 0; i--) {
+        while (st == EM_OK && filled[i] < out->sizes[i]) {
+            memcpy(block, filled, n * sizeof *block);
+            block[i] = filled[i] < out->sizes[i] - filled[i] ? filled[i] : out->sizes[i] - filled[i];
+            st = cpu_copy_strided(out, out, n, block, out->strides, out->offset + filled[i] * out->strides[i],
+                                  out->strides, out->offset);
+            filled[i] += block[i];
+        }
+    }
+    return st;
 }
 em_status cpu_repeat(const em_call *c) { return repeat_copy(c); }
 em_status cpu_tile(const em_call *c) { return repeat_copy(c); }

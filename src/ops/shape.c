@@ -81,26 +81,27 @@ static em_status check_list(int n, const em_tensor *const *ts, const char *op)
 static bool cat_skipped(const em_tensor *t) { return t->ndim == 1 && t->sizes[0] == 0; }
 
 /* Checks a cat of the n tensors along *dim (wrapped in place) and computes
- * its shape and dtype (the promotion of all inputs, skipped ones too).
- * Returns the result's ndim, -1 on error. */
-static int cat_shape(int n, const em_tensor *const *ts, int *dim, int64_t *shape, em_dtype *dt, const char *op)
+ * its (ndim, shape) and dtype (the promotion of all inputs, skipped ones too). */
+static em_status cat_shape(int n, const em_tensor *const *ts, int *dim, int *ndim, int64_t *shape, em_dtype *dt,
+                           const char *op)
 {
-    if (n <= 0 || !ts) return em_fail(EM_ERR_RUNTIME, "torch.cat(): expected a non-empty list of Tensors"), -1;
-    if (check_list(n, ts, op)) return -1;
+    if (n <= 0 || !ts) return em_fail(EM_ERR_RUNTIME, "torch.cat(): expected a non-empty list of Tensors");
+    if (check_list(n, ts, op)) return em_error_code();
     const em_tensor *ref = NULL;
     *dt = EM_DTYPE_NONE;
     for (int k = 0; k < n; k++) {
         if (ts[k]->ndim == 0)
-            return em_fail(EM_ERR_SHAPE, "%s: zero-dimensional tensor (at position %d) cannot be concatenated", op, k), -1;
+            return em_fail(EM_ERR_SHAPE, "%s: zero-dimensional tensor (at position %d) cannot be concatenated", op, k);
         *dt = em_promote_types(*dt, (em_dtype)ts[k]->dtype);
         if (!ref && !cat_skipped(ts[k])) ref = ts[k];
     }
     if (!ref) { /* all skipped: the result is empty, and dim is not checked */
+        *ndim = 1;
         shape[0] = 0;
-        return 1;
+        return EM_OK;
     }
     int d = em_wrap_dim(*dim, ref->ndim, op);
-    if (d < 0) return -1;
+    if (d < 0) return em_error_code();
     memcpy(shape, ref->sizes, ref->ndim * sizeof *shape);
     shape[d] = 0;
     for (int k = 0; k < n; k++) {
@@ -108,40 +109,42 @@ static int cat_shape(int n, const em_tensor *const *ts, int *dim, int64_t *shape
         if (cat_skipped(t)) continue;
         if (t->ndim != ref->ndim)
             return em_fail(EM_ERR_SHAPE, "%s: Tensors must have same number of dimensions: got %d and %d", op,
-                           ref->ndim, t->ndim), -1;
+                           ref->ndim, t->ndim);
         for (int i = 0; i < t->ndim; i++)
             if (i != d && t->sizes[i] != ref->sizes[i])
                 return em_fail(EM_ERR_SHAPE, "%s: Sizes of tensors must match except in dimension %d. Expected size "
                                "%lld but got size %lld for tensor number %d in the list.", op, d,
-                               (long long)ref->sizes[i], (long long)t->sizes[i], k), -1;
+                               (long long)ref->sizes[i], (long long)t->sizes[i], k);
         if (__builtin_add_overflow(shape[d], t->sizes[d], &shape[d]))
-            return em_fail(EM_ERR_MEMORY, "%s: the result's size along dim %d overflows", op, d), -1;
+            return em_fail(EM_ERR_MEMORY, "%s: the result's size along dim %d overflows", op, d);
     }
     *dim = d;
-    return ref->ndim;
+    *ndim = ref->ndim;
+    return EM_OK;
 }
 
 /* Checks a stack of the n tensors along the new dim *dim (wrapped in place):
- * equal shapes; the dtype is their promotion. Returns the result's ndim. */
-static int stack_shape(int n, const em_tensor *const *ts, int *dim, int64_t *shape, em_dtype *dt)
+ * equal shapes; the dtype is their promotion. */
+static em_status stack_shape(int n, const em_tensor *const *ts, int *dim, int *ndim, int64_t *shape, em_dtype *dt)
 {
-    if (n <= 0 || !ts) return em_fail(EM_ERR_RUNTIME, "stack expects a non-empty TensorList"), -1;
-    if (check_list(n, ts, "stack")) return -1;
+    if (n <= 0 || !ts) return em_fail(EM_ERR_RUNTIME, "stack expects a non-empty TensorList");
+    if (check_list(n, ts, "stack")) return em_error_code();
     const em_tensor *t0 = ts[0];
-    if (t0->ndim >= EM_MAX_DIMS) return em_fail(EM_ERR_SHAPE, "stack: at most %d dims", EM_MAX_DIMS), -1;
+    if (t0->ndim >= EM_MAX_DIMS) return em_fail(EM_ERR_SHAPE, "stack: at most %d dims", EM_MAX_DIMS);
     int d = em_wrap_dim(*dim, t0->ndim + 1, "stack");
-    if (d < 0) return -1;
+    if (d < 0) return em_error_code();
     *dt = EM_DTYPE_NONE;
     for (int k = 0; k < n; k++) {
         const em_tensor *t = ts[k];
         if (t->ndim != t0->ndim || memcmp(t->sizes, t0->sizes, t0->ndim * sizeof *t0->sizes))
             return em_fail(EM_ERR_SHAPE, "stack expects each tensor to be equal size, but got %s at entry 0 and %s "
-                           "at entry %d", em_shape_str(t0->ndim, t0->sizes), em_shape_str(t->ndim, t->sizes), k), -1;
+                           "at entry %d", em_shape_str(t0->ndim, t0->sizes), em_shape_str(t->ndim, t->sizes), k);
         *dt = em_promote_types(*dt, (em_dtype)t->dtype);
     }
     for (int i = 0, j = 0; i <= t0->ndim; i++) shape[i] = i == d ? n : t0->sizes[j++];
     *dim = d;
-    return t0->ndim + 1;
+    *ndim = t0->ndim + 1;
+    return EM_OK;
 }
 
 /* Runs a join (cat, stack, and h/v/dstack on their atleast_nd views) into
@@ -149,9 +152,11 @@ static int stack_shape(int n, const em_tensor *const *ts, int *dim, int64_t *sha
 static em_tensor *join(em_op op, em_tensor *out, int n, const em_tensor *const *ts, int dim)
 {
     int64_t shape[EM_MAX_DIMS];
-    em_dtype dt;
-    int nd = op == EM_OP_stack ? stack_shape(n, ts, &dim, shape, &dt) : cat_shape(n, ts, &dim, shape, &dt, em_ops[op].name);
-    if (nd < 0) return NULL;
+    em_dtype dt = EM_DTYPE_NONE;
+    int nd = 0;
+    if (op == EM_OP_stack ? stack_shape(n, ts, &dim, &nd, shape, &dt)
+                          : cat_shape(n, ts, &dim, &nd, shape, &dt, em_ops[op].name))
+        return NULL;
     em_shape_args a = {.n = n, .tensors = ts};
     em_call c = {.op = op, .nin = 1, .in = {ts[0]}, .dtype = dt, .i = {dim}, .arg = &a};
     if (!out) return em_shape_new(&c, nd, shape, dt);
