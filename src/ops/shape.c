@@ -1,7 +1,8 @@
-/* The op layer of the shape family's joining ops (cat, stack, hstack,
- * vstack, dstack, meshgrid, cartesian_prod), and the helpers every file of
- * the family shares (src/ops/shape.h): checks, result shapes and dtypes,
- * out= handling, dispatch. */
+/* The op layer of the shape family's joining (cat, stack, hstack, vstack,
+ * dstack, meshgrid, cartesian_prod), reordering (flip, roll, rot90),
+ * repeating (repeat, tile) and diff, and the helpers every file of the
+ * family shares (src/ops/shape.h): checks, result shapes and dtypes, out=
+ * handling, dispatch. */
 #include "shape.h"
 #include <stdlib.h>
 

@@ -4,47 +4,43 @@
 #include "shape.h"
 
 /* ---- tril / triu ---------------------------------------------------------- */
-enum { TRI_NEW, TRI_INPLACE, TRI_OUT };
-
-static em_status tri(em_op op, int mode, em_tensor *out, const em_tensor *x, int64_t diagonal, em_tensor **result)
+/* Into a new tensor (out NULL), into out (out=), or in place (out == x).
+ * Returns the result (new, or out), NULL on error. */
+static em_tensor *tri(em_op op, em_tensor *out, const em_tensor *x, int64_t diagonal)
 {
     const char *name = em_ops[op].name;
-    if (!x) return em_fail(EM_ERR_VALUE, "%s: input is NULL", name);
+    if (!x) return em_error(EM_ERR_VALUE, "%s: input is NULL", name);
     /* at least 2 dims, with PyTorch's message for fewer */
-    if (em_shape_wrap_dim_strict(-2, x->ndim, name) < 0) return em_error_code();
-    em_call c = {.op = op, .nin = 1, .in = {x}, .dtype = (em_dtype)x->dtype, .i = {diagonal}};
-    if (mode == TRI_NEW) return (*result = em_shape_new(&c, x->ndim, x->sizes, (em_dtype)x->dtype)) ? EM_OK : em_error_code();
-    if (mode == TRI_OUT)
-        return em_shape_out(&c, out, x->ndim, x->sizes, (em_dtype)x->dtype, EM_OUT_SAME_DTYPE, false, 1, &x);
-    if (em_check_overlap(out, NULL, name)) return em_error_code();
+    if (em_shape_wrap_dim_strict(-2, x->ndim, name) < 0) return NULL;
+    em_dtype dt = (em_dtype)x->dtype;
+    em_call c = {.op = op, .nin = 1, .in = {x}, .dtype = dt, .i = {diagonal}};
+    if (!out) return em_shape_new(&c, x->ndim, x->sizes, dt);
+    if (out != x) return em_shape_out(&c, out, x->ndim, x->sizes, dt, EM_OUT_SAME_DTYPE, false, 1, &x) ? NULL : out;
+    if (em_check_overlap(out, NULL, name)) return NULL;
     c.out[0] = out;
     c.nout = 1;
-    em_status st = em_dispatch(&c);
-    if (st == EM_OK) em_bump_version(out);
-    return st;
+    if (em_dispatch(&c)) return NULL;
+    em_bump_version(out);
+    return out;
 }
 
-em_tensor *em_tril(const em_tensor *x, int64_t diagonal)
+static em_status tri_status(em_op op, em_tensor *out, const em_tensor *x, int64_t diagonal)
 {
-    em_tensor *r = NULL;
-    tri(EM_OP_tril, TRI_NEW, NULL, x, diagonal, &r);
-    return r;
+    if (!out) return em_fail(EM_ERR_VALUE, "%s: out is NULL", em_ops[op].name);
+    return tri(op, out, x, diagonal) ? EM_OK : em_error_code();
 }
-em_tensor *em_triu(const em_tensor *x, int64_t diagonal)
-{
-    em_tensor *r = NULL;
-    tri(EM_OP_triu, TRI_NEW, NULL, x, diagonal, &r);
-    return r;
-}
-em_status em_tril_(em_tensor *self, int64_t diagonal) { return tri(EM_OP_tril, TRI_INPLACE, self, self, diagonal, NULL); }
-em_status em_triu_(em_tensor *self, int64_t diagonal) { return tri(EM_OP_triu, TRI_INPLACE, self, self, diagonal, NULL); }
+
+em_tensor *em_tril(const em_tensor *x, int64_t diagonal) { return tri(EM_OP_tril, NULL, x, diagonal); }
+em_tensor *em_triu(const em_tensor *x, int64_t diagonal) { return tri(EM_OP_triu, NULL, x, diagonal); }
+em_status em_tril_(em_tensor *self, int64_t diagonal) { return tri_status(EM_OP_tril, self, self, diagonal); }
+em_status em_triu_(em_tensor *self, int64_t diagonal) { return tri_status(EM_OP_triu, self, self, diagonal); }
 em_status em_tril_out(em_tensor *out, const em_tensor *x, int64_t diagonal)
 {
-    return tri(EM_OP_tril, TRI_OUT, out, x, diagonal, NULL);
+    return tri_status(EM_OP_tril, out, x, diagonal);
 }
 em_status em_triu_out(em_tensor *out, const em_tensor *x, int64_t diagonal)
 {
-    return tri(EM_OP_triu, TRI_OUT, out, x, diagonal, NULL);
+    return tri_status(EM_OP_triu, out, x, diagonal);
 }
 
 /* ---- tril_indices / triu_indices -------------------------------------------- */
