@@ -395,7 +395,7 @@ static em_tensor *diff(em_tensor *out, const em_tensor *x, int64_t n, int dim, c
 {
     if (!x) return em_error(EM_ERR_VALUE, "diff: input is NULL");
     if (x->ndim == 0) return em_error(EM_ERR_SHAPE, "diff expects input to be at least one-dimensional");
-    if (n < 0) return em_error(EM_ERR_VALUE, "diff: order must be non-negative but got %lld", (long long)n);
+    if (n < 0) return em_error(EM_ERR_RUNTIME, "diff: order must be non-negative but got %lld", (long long)n);
     int d = em_wrap_dim(dim, x->ndim, "diff");
     if (d < 0) return NULL;
     const em_tensor *ends[] = {prepend, append};
