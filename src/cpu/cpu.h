@@ -8,6 +8,14 @@
 #include "../ops/dispatch.h"
 #include <math.h>
 
+/* Every op's CPU kernel, cpu_<op>, as the table declares it (src/cpu/device.c
+ * collects them; kernels may call each other, e.g. cpu_copy). */
+#define EM_COMPOSITE(name, flags)
+#define EM_OP(name, flags) em_status cpu_##name(const em_call *c);
+#include "ember/ops.def"
+#undef EM_OP
+#undef EM_COMPOSITE
+
 /* A kernel's inner loop: n elements; data[k] and strides[k] (bytes) for each
  * operand, outputs first. Contiguous strides are the common case: kernels
  * written with EM_LOOP get a vectorizable copy of their body for it. */

@@ -3,10 +3,6 @@
 #include "cpu.h"
 
 #define EM_COMPOSITE(name, flags)
-#define EM_OP(name, flags) em_status cpu_##name(const em_call *c);
-#include "ember/ops.def"
-#undef EM_OP
-
 const em_device_impl em_cpu_device = {
     .name = "cpu",
     .kernels = {

@@ -8,9 +8,6 @@
 #include "../ops/shape.h"
 #include "cpu.h"
 
-em_status cpu_copy(const em_call *c);
-em_status cpu_fill(const em_call *c);
-
 /* dst = src, src broadcast to dst's shape, converted to dst's dtype. */
 em_status cpu_copy_into(em_tensor *dst, const em_tensor *src);
 em_status cpu_zero(em_tensor *t);
