@@ -19,10 +19,13 @@ EM_FOR_ALL(WHERE)
 CPU_POINTWISE_CHECKED(where, check_where, EM_LOOPS_ALL(where))
 
 /* ---- lerp(input, end, weight) ---------------------------------------- */
-/* end, and weight unless it is a Python scalar, must have input's dtype */
+/* lerp does not promote: end, and weight unless it is a Python scalar, must
+ * have input's dtype, a floating one (so it is also the compute dtype) */
 static em_status check_lerp(const em_call *c)
 {
     const em_tensor *input = c->in[0], *end = c->in[1], *weight = c->in[2];
+    if (!em_dtype_is_float((em_dtype)input->dtype))
+        return em_fail(EM_ERR_DTYPE, "\"lerp_kernel\" not implemented for '%s'", em_dtypes[input->dtype].name);
     if (end->dtype != input->dtype)
         return em_fail(EM_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s", em_dtypes[input->dtype].name,
                        em_dtypes[end->dtype].name);
