@@ -15,7 +15,8 @@ static em_status check_alpha(const em_call *c)
 {
     double alpha = c->f[0];
     if (!em_dtype_is_float(c->dtype) && alpha != trunc(alpha))
-        return em_fail(EM_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
+        return em_fail(EM_ERR_RUNTIME,
+                       "For integral input tensors, argument alpha must not be a floating point number.");
     return cpu_check_param(alpha, c->dtype);
 }
 
@@ -32,12 +33,11 @@ static em_status check_sub(const em_call *c)
 }
 
 /* integers wrap (Note [Integer wrap]); bool add is "or", alpha != 0 keeping b */
-#define W(DT, x) ((em_##DT##_w)(x))
 #define ADD(DT) EM_BINARY_LOOP(add_##DT, em_##DT##_t, em_##DT##_t, \
-                               (em_##DT##_t)(W(DT, a) + W(DT, EM_PARAM(DT, p[0])) * W(DT, b)))
+                               (em_##DT##_t)(EM_W(DT, a) + EM_W(DT, EM_PARAM(DT, p[0])) * EM_W(DT, b)))
 #define SUB(DT) EM_BINARY_LOOP(sub_##DT, em_##DT##_t, em_##DT##_t, \
-                               (em_##DT##_t)(W(DT, a) - W(DT, EM_PARAM(DT, p[0])) * W(DT, b)))
-#define MUL(DT) EM_BINARY_LOOP(mul_##DT, em_##DT##_t, em_##DT##_t, (em_##DT##_t)(W(DT, a) * W(DT, b)))
+                               (em_##DT##_t)(EM_W(DT, a) - EM_W(DT, EM_PARAM(DT, p[0])) * EM_W(DT, b)))
+#define MUL(DT) EM_BINARY_LOOP(mul_##DT, em_##DT##_t, em_##DT##_t, (em_##DT##_t)(EM_W(DT, a) * EM_W(DT, b)))
 EM_FOR_NUMERIC(ADD)
 EM_FOR_NUMERIC(SUB)
 EM_FOR_NUMERIC(MUL)
@@ -50,15 +50,15 @@ CPU_POINTWISE(mul, EM_LOOPS_ALL(mul))
 /* ---- divisions ------------------------------------------------------- */
 /* Integer division by zero: PyTorch's RuntimeError "ZeroDivisionError",
  * found by scanning the divisor (in the compute dtype) before dividing. */
-#define ZERO_SCAN(DT)                                                                       \
-    static void zero_scan_##DT(char **data, const int64_t *s, int64_t n, const em_call *call) \
-    {                                                                                       \
-        bool zero = false;                                                                  \
-        if (s[0] == sizeof(em_##DT##_t))                                                    \
-            for (int64_t i = 0; i < n; i++) zero |= ((const em_##DT##_t *)data[0])[i] == 0; \
-        else                                                                                \
+#define ZERO_SCAN(DT)                                                                                \
+    static void zero_scan_##DT(char **data, const int64_t *s, int64_t n, const em_call *call)        \
+    {                                                                                                \
+        bool zero = false;                                                                           \
+        if (s[0] == sizeof(em_##DT##_t))                                                             \
+            for (int64_t i = 0; i < n; i++) zero |= ((const em_##DT##_t *)data[0])[i] == 0;          \
+        else                                                                                         \
             for (int64_t i = 0; i < n; i++) zero |= *(const em_##DT##_t *)(data[0] + i * s[0]) == 0; \
-        if (zero) __atomic_store_n((int *)call->arg, 1, __ATOMIC_RELAXED);                  \
+        if (zero) __atomic_store_n((int *)call->arg, 1, __ATOMIC_RELAXED);                           \
     }
 EM_FOR_INTS(ZERO_SCAN)
 static const em_loop_fn zero_scan_loops[EM_DTYPE_COUNT] = {EM_LOOPS_INTS(zero_scan)};
@@ -78,44 +78,44 @@ static em_status check_divisor(const em_call *c)
 
 /* Integer quotients and remainders, b != 0. b == -1 is apart: INT_MIN / -1
  * traps on x86; PyTorch's result wraps to INT_MIN (remainder 0). */
-#define INT_DIVISION(DT)                                                                    \
-    static inline em_##DT##_t div_trunc_##DT##_of(em_##DT##_t a, em_##DT##_t b)              \
-    {                                                                                       \
-        return b == -1 ? (em_##DT##_t)(0 - W(DT, a)) : (em_##DT##_t)(a / b);                 \
-    }                                                                                       \
-    static inline em_##DT##_t fmod_##DT##_of(em_##DT##_t a, em_##DT##_t b)                   \
-    {                                                                                       \
-        return b == -1 ? 0 : (em_##DT##_t)(a % b);                                           \
-    }                                                                                       \
-    static inline em_##DT##_t div_floor_##DT##_of(em_##DT##_t a, em_##DT##_t b)              \
-    {                                                                                       \
-        em_##DT##_t q = div_trunc_##DT##_of(a, b);                                          \
-        return (a < 0) != (b < 0) && fmod_##DT##_of(a, b) != 0 ? (em_##DT##_t)(q - 1) : q;   \
-    }                                                                                       \
-    static inline em_##DT##_t remainder_##DT##_of(em_##DT##_t a, em_##DT##_t b)              \
-    {                                                                                       \
-        em_##DT##_t r = fmod_##DT##_of(a, b);                                               \
-        return r != 0 && (r < 0) != (b < 0) ? (em_##DT##_t)(r + b) : r;                     \
+#define INT_DIVISION(DT)                                                                   \
+    static inline em_##DT##_t div_trunc_##DT##_of(em_##DT##_t a, em_##DT##_t b)            \
+    {                                                                                      \
+        return b == -1 ? (em_##DT##_t)(0 - EM_W(DT, a)) : (em_##DT##_t)(a / b);            \
+    }                                                                                      \
+    static inline em_##DT##_t fmod_##DT##_of(em_##DT##_t a, em_##DT##_t b)                 \
+    {                                                                                      \
+        return b == -1 ? 0 : (em_##DT##_t)(a % b);                                         \
+    }                                                                                      \
+    static inline em_##DT##_t div_floor_##DT##_of(em_##DT##_t a, em_##DT##_t b)            \
+    {                                                                                      \
+        em_##DT##_t q = div_trunc_##DT##_of(a, b);                                         \
+        return (a < 0) != (b < 0) && fmod_##DT##_of(a, b) != 0 ? (em_##DT##_t)(q - 1) : q; \
+    }                                                                                      \
+    static inline em_##DT##_t remainder_##DT##_of(em_##DT##_t a, em_##DT##_t b)            \
+    {                                                                                      \
+        em_##DT##_t r = fmod_##DT##_of(a, b);                                              \
+        return r != 0 && (r < 0) != (b < 0) ? (em_##DT##_t)(r + b) : r;                    \
     }
 EM_FOR_INTS(INT_DIVISION)
 
 /* Float floor division and remainder: Python's (and PyTorch's) algorithm,
  * exact where floor(a / b) would round across an integer. */
-#define FLOAT_DIVISION(DT)                                                                  \
-    static inline em_##DT##_t div_floor_##DT##_of(em_##DT##_t a, em_##DT##_t b)              \
-    {                                                                                       \
-        if (b == 0) return a / b;                                                           \
-        em_##DT##_t mod = fmod(a, b), div = (a - mod) / b;                                  \
-        if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;                                     \
-        if (div == 0) return copysign((em_##DT##_t)0, a / b);                               \
-        em_##DT##_t fl = floor(div);                                                        \
-        return div - fl > (em_##DT##_t)0.5 ? fl + 1 : fl;                                   \
-    }                                                                                       \
-    static inline em_##DT##_t remainder_##DT##_of(em_##DT##_t a, em_##DT##_t b)              \
-    {                                                                                       \
-        em_##DT##_t mod = fmod(a, b);                                                       \
-        return mod != 0 && (b < 0) != (mod < 0) ? mod + b : mod;                            \
-    }                                                                                       \
+#define FLOAT_DIVISION(DT)                                                                               \
+    static inline em_##DT##_t div_floor_##DT##_of(em_##DT##_t a, em_##DT##_t b)                          \
+    {                                                                                                    \
+        if (b == 0) return a / b;                                                                        \
+        em_##DT##_t mod = fmod(a, b), div = (a - mod) / b;                                               \
+        if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;                                                  \
+        if (div == 0) return copysign((em_##DT##_t)0, a / b);                                            \
+        em_##DT##_t fl = floor(div);                                                                     \
+        return div - fl > (em_##DT##_t)0.5 ? fl + 1 : fl;                                                \
+    }                                                                                                    \
+    static inline em_##DT##_t remainder_##DT##_of(em_##DT##_t a, em_##DT##_t b)                          \
+    {                                                                                                    \
+        em_##DT##_t mod = fmod(a, b);                                                                    \
+        return mod != 0 && (b < 0) != (mod < 0) ? mod + b : mod;                                         \
+    }                                                                                                    \
     static inline em_##DT##_t div_trunc_##DT##_of(em_##DT##_t a, em_##DT##_t b) { return trunc(a / b); } \
     static inline em_##DT##_t fmod_##DT##_of(em_##DT##_t a, em_##DT##_t b) { return fmod(a, b); }
 EM_FOR_FLOATS(FLOAT_DIVISION)
@@ -145,14 +145,14 @@ static em_status check_pow(const em_call *c)
 }
 
 /* integer power by squaring, wrapping like PyTorch */
-#define INT_POW(DT)                                                                         \
-    static inline em_##DT##_t pow_##DT##_of(em_##DT##_t a, em_##DT##_t b)                    \
-    {                                                                                       \
-        if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? a : 1) : 0;                      \
-        em_##DT##_w r = 1, x = W(DT, a);                                                    \
-        for (; b; b /= 2, x *= x)                                                           \
-            if (b & 1) r *= x;                                                              \
-        return (em_##DT##_t)r;                                                              \
+#define INT_POW(DT)                                                       \
+    static inline em_##DT##_t pow_##DT##_of(em_##DT##_t a, em_##DT##_t b) \
+    {                                                                     \
+        if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? a : 1) : 0;   \
+        em_##DT##_w r = 1, x = EM_W(DT, a);                               \
+        for (; b; b /= 2, x *= x)                                         \
+            if (b & 1) r *= x;                                            \
+        return (em_##DT##_t)r;                                            \
     }
 EM_FOR_INTS(INT_POW)
 #define FLOAT_POW(DT) static inline em_##DT##_t pow_##DT##_of(em_##DT##_t a, em_##DT##_t b) { return pow(a, b); }

@@ -25,12 +25,12 @@ CPU_POINTWISE(clamp_min_tensor, EM_LOOPS_ALL(maximum))
 CPU_POINTWISE(clamp_max_tensor, EM_LOOPS_ALL(minimum))
 
 /* ---- comparisons: bool out, operands in the promoted dtype ----------- */
-#define COMPARE(DT)                                              \
-    EM_BINARY_LOOP(eq_##DT, bool, em_##DT##_t, a == b)            \
-    EM_BINARY_LOOP(ne_##DT, bool, em_##DT##_t, a != b)            \
-    EM_BINARY_LOOP(lt_##DT, bool, em_##DT##_t, a < b)             \
-    EM_BINARY_LOOP(le_##DT, bool, em_##DT##_t, a <= b)            \
-    EM_BINARY_LOOP(gt_##DT, bool, em_##DT##_t, a > b)             \
+#define COMPARE(DT)                                    \
+    EM_BINARY_LOOP(eq_##DT, bool, em_##DT##_t, a == b) \
+    EM_BINARY_LOOP(ne_##DT, bool, em_##DT##_t, a != b) \
+    EM_BINARY_LOOP(lt_##DT, bool, em_##DT##_t, a < b)  \
+    EM_BINARY_LOOP(le_##DT, bool, em_##DT##_t, a <= b) \
+    EM_BINARY_LOOP(gt_##DT, bool, em_##DT##_t, a > b)  \
     EM_BINARY_LOOP(ge_##DT, bool, em_##DT##_t, a >= b)
 EM_FOR_ALL(COMPARE)
 CPU_POINTWISE(eq, EM_LOOPS_ALL(eq))
@@ -49,9 +49,9 @@ CPU_POINTWISE(logical_or, L(logical_or, BOOL))
 CPU_POINTWISE(logical_xor, L(logical_xor, BOOL))
 
 /* ---- bitwise: integer and bool dtypes -------------------------------- */
-#define BITWISE(DT)                                                                     \
-    EM_BINARY_LOOP(bitwise_and_##DT, em_##DT##_t, em_##DT##_t, (em_##DT##_t)(a & b))      \
-    EM_BINARY_LOOP(bitwise_or_##DT, em_##DT##_t, em_##DT##_t, (em_##DT##_t)(a | b))       \
+#define BITWISE(DT)                                                                  \
+    EM_BINARY_LOOP(bitwise_and_##DT, em_##DT##_t, em_##DT##_t, (em_##DT##_t)(a & b)) \
+    EM_BINARY_LOOP(bitwise_or_##DT, em_##DT##_t, em_##DT##_t, (em_##DT##_t)(a | b))  \
     EM_BINARY_LOOP(bitwise_xor_##DT, em_##DT##_t, em_##DT##_t, (em_##DT##_t)(a ^ b))
 EM_FOR_INTS(BITWISE)
 BITWISE(BOOL)
@@ -65,11 +65,11 @@ CPU_POINTWISE(bitwise_xor, EM_LOOPS_INTS(bitwise_xor) L(bitwise_xor, BOOL))
  * The mask makes the C well defined; left shifts go through the unsigned
  * type, right shifts through the signed one (arithmetic for negatives). */
 #define SHIFT_MASK(DT) (sizeof(em_##DT##_w) * 8 - 1)
-#define SHIFT(DT)                                                                                      \
-    EM_BINARY_LOOP(bitwise_left_shift_##DT, em_##DT##_t, em_##DT##_t,                                   \
-                   (em_##DT##_t)((em_##DT##_w)a << ((em_##DT##_w)b & SHIFT_MASK(DT))))                  \
-    EM_BINARY_LOOP(bitwise_right_shift_##DT, em_##DT##_t, em_##DT##_t,                                  \
-                   (em_##DT##_t)((em_##DT##_s)a >> ((em_##DT##_w)b & SHIFT_MASK(DT))))
+#define SHIFT(DT)                                                                \
+    EM_BINARY_LOOP(bitwise_left_shift_##DT, em_##DT##_t, em_##DT##_t,            \
+                   (em_##DT##_t)(EM_W(DT, a) << (EM_W(DT, b) & SHIFT_MASK(DT)))) \
+    EM_BINARY_LOOP(bitwise_right_shift_##DT, em_##DT##_t, em_##DT##_t,           \
+                   (em_##DT##_t)((em_##DT##_s)a >> (EM_W(DT, b) & SHIFT_MASK(DT))))
 EM_FOR_INTS(SHIFT)
 CPU_POINTWISE(bitwise_left_shift, EM_LOOPS_INTS(bitwise_left_shift))
 CPU_POINTWISE(bitwise_right_shift, EM_LOOPS_INTS(bitwise_right_shift))

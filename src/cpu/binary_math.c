@@ -11,14 +11,14 @@
  * ln 2); equal infinities give themselves */
 #define LOGADDEXP_OF(T, a, b, EXP, LN_BASE) \
     (isinf(a) && (a) == (b) ? (a) : ((a) < (b) ? (b) : (a)) + log1p(EXP(-fabs((a) - (b)))) / (T)(LN_BASE))
-#define FLOAT_MATH(DT)                                                                                 \
-    EM_BINARY_LOOP(atan2_##DT, em_##DT##_t, em_##DT##_t, atan2(a, b))                                  \
-    EM_BINARY_LOOP(hypot_##DT, em_##DT##_t, em_##DT##_t, hypot(a, b))                                  \
-    EM_BINARY_LOOP(copysign_##DT, em_##DT##_t, em_##DT##_t, copysign(a, b))                            \
-    EM_BINARY_LOOP(xlogy_##DT, em_##DT##_t, em_##DT##_t, XLOGY_OF(a, b))                               \
-    EM_BINARY_LOOP(logaddexp_##DT, em_##DT##_t, em_##DT##_t, LOGADDEXP_OF(em_##DT##_t, a, b, exp, 1))   \
-    EM_BINARY_LOOP(logaddexp2_##DT, em_##DT##_t, em_##DT##_t,                                          \
-                   LOGADDEXP_OF(em_##DT##_t, a, b, exp2, 0.6931471805599453))                          \
+#define FLOAT_MATH(DT)                                                                                \
+    EM_BINARY_LOOP(atan2_##DT, em_##DT##_t, em_##DT##_t, atan2(a, b))                                 \
+    EM_BINARY_LOOP(hypot_##DT, em_##DT##_t, em_##DT##_t, hypot(a, b))                                 \
+    EM_BINARY_LOOP(copysign_##DT, em_##DT##_t, em_##DT##_t, copysign(a, b))                           \
+    EM_BINARY_LOOP(xlogy_##DT, em_##DT##_t, em_##DT##_t, XLOGY_OF(a, b))                              \
+    EM_BINARY_LOOP(logaddexp_##DT, em_##DT##_t, em_##DT##_t, LOGADDEXP_OF(em_##DT##_t, a, b, exp, 1)) \
+    EM_BINARY_LOOP(logaddexp2_##DT, em_##DT##_t, em_##DT##_t,                                         \
+                   LOGADDEXP_OF(em_##DT##_t, a, b, exp2, 0.6931471805599453))                         \
     EM_BINARY_LOOP(nextafter_##DT, em_##DT##_t, em_##DT##_t, nextafter(a, b))
 EM_FOR_FLOATS(FLOAT_MATH)
 CPU_POINTWISE(atan2, EM_LOOPS_FLOATS(atan2))
@@ -48,27 +48,27 @@ CPU_POINTWISE(nextafter, EM_LOOPS_FLOATS(nextafter) L(nextafter, F16) L(nextafte
 /* PyTorch's Euclid on |a|, |b| with C's % (so INT_MIN stays negative and
  * gcd(7, INT64_MIN) is -1); lcm = |a / gcd * b| computed in C's promoted
  * type, wrapping; a / gcd cannot trap as gcd == -1 gives -a. */
-#define ABS_WRAP(DT, x) ((x) < 0 ? (em_##DT##_t)(0 - (em_##DT##_w)(x)) : (x))
-#define GCD_LCM(DT)                                                                                   \
-    static inline em_##DT##_t gcd_##DT##_of(em_##DT##_t a, em_##DT##_t b)                              \
-    {                                                                                                 \
-        em_##DT##_t x = ABS_WRAP(DT, a), y = ABS_WRAP(DT, b);                                          \
-        while (x != 0) {                                                                              \
-            em_##DT##_t t = x;                                                                        \
-            x = (em_##DT##_t)(y % x);                                                                 \
-            y = t;                                                                                    \
-        }                                                                                             \
-        return y;                                                                                     \
-    }                                                                                                 \
-    static inline em_##DT##_t lcm_##DT##_of(em_##DT##_t a, em_##DT##_t b)                              \
-    {                                                                                                 \
-        em_##DT##_t g = gcd_##DT##_of(a, b);                                                          \
-        if (g == 0) return 0;                                                                         \
-        em_##DT##_t q = g == -1 ? (em_##DT##_t)(0 - (em_##DT##_w)a) : (em_##DT##_t)(a / g);            \
-        em_##DT##_s m = (em_##DT##_s)((em_##DT##_w)q * (em_##DT##_w)b);                                \
-        return (em_##DT##_t)(m < 0 ? 0 - (em_##DT##_w)m : (em_##DT##_w)m);                             \
-    }                                                                                                 \
-    EM_BINARY_LOOP(gcd_##DT, em_##DT##_t, em_##DT##_t, gcd_##DT##_of(a, b))                            \
+#define ABS_WRAP(DT, x) ((x) < 0 ? (em_##DT##_t)(0 - EM_W(DT, x)) : (x))
+#define GCD_LCM(DT)                                                                      \
+    static inline em_##DT##_t gcd_##DT##_of(em_##DT##_t a, em_##DT##_t b)                \
+    {                                                                                    \
+        em_##DT##_t x = ABS_WRAP(DT, a), y = ABS_WRAP(DT, b);                            \
+        while (x != 0) {                                                                 \
+            em_##DT##_t t = x;                                                           \
+            x = (em_##DT##_t)(y % x);                                                    \
+            y = t;                                                                       \
+        }                                                                                \
+        return y;                                                                        \
+    }                                                                                    \
+    static inline em_##DT##_t lcm_##DT##_of(em_##DT##_t a, em_##DT##_t b)                \
+    {                                                                                    \
+        em_##DT##_t g = gcd_##DT##_of(a, b);                                             \
+        if (g == 0) return 0;                                                            \
+        em_##DT##_t q = g == -1 ? (em_##DT##_t)(0 - EM_W(DT, a)) : (em_##DT##_t)(a / g); \
+        em_##DT##_s m = (em_##DT##_s)(EM_W(DT, q) * EM_W(DT, b));                        \
+        return (em_##DT##_t)(m < 0 ? 0 - EM_W(DT, m) : EM_W(DT, m));                     \
+    }                                                                                    \
+    EM_BINARY_LOOP(gcd_##DT, em_##DT##_t, em_##DT##_t, gcd_##DT##_of(a, b))              \
     EM_BINARY_LOOP(lcm_##DT, em_##DT##_t, em_##DT##_t, lcm_##DT##_of(a, b))
 EM_FOR_INTS(GCD_LCM)
 CPU_POINTWISE(gcd, EM_LOOPS_INTS(gcd))

@@ -138,7 +138,7 @@ typedef bool em_BOOL_t;
  * Signed overflow is undefined in C, but PyTorch's integer ops wrap. Kernels
  * do integer arithmetic that may overflow in em_<DT>_w (unsigned, at least as
  * wide as int so that no operand is promoted back to a signed int) and cast
- * the result back: (em_I32_t)((em_I32_w)a * (em_I32_w)b) is a wrapping
+ * the result back: (em_I32_t)(EM_W(I32, a) * EM_W(I32, b)) is a wrapping
  * multiply that vectorizes like the plain one. Floats are their own _w type. */
 typedef uint32_t em_U8_w;
 typedef uint32_t em_I8_w;
@@ -147,6 +147,7 @@ typedef uint32_t em_I32_w;
 typedef uint64_t em_I64_w;
 typedef float em_F32_w;
 typedef double em_F64_w;
+#define EM_W(DT, x) ((em_##DT##_w)(x))
 /* the signed type of em_<DT>_w: C's promoted type of DT's integers */
 typedef int32_t em_U8_s, em_I8_s, em_I16_s, em_I32_s;
 typedef int64_t em_I64_s;

@@ -1,6 +1,7 @@
 /* The CPU pointwise runner: walks an em_iter calling a kernel's 1-d loop on
  * each inner row, splits large work over OpenMP threads, and converts
- * operands stored in another dtype than the loop's through small buffers. */
+ * operands stored in another dtype than the loop's through small buffers.
+ * Also the range check of op params kernels convert (cpu_check_param). */
 #include "cpu.h"
 #include <float.h>
 #include <omp.h>

@@ -10,7 +10,8 @@ static em_status check_where(const em_call *c)
 {
     em_dtype cond = (em_dtype)c->in[0]->dtype;
     if (cond != EM_BOOL && cond != EM_U8)
-        return em_fail(EM_ERR_RUNTIME, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+        return em_fail(EM_ERR_RUNTIME,
+                       "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
                        em_dtypes[cond].name);
     return EM_OK;
 }
@@ -57,9 +58,8 @@ static em_status check_addcdiv(const em_call *c)
 }
 
 /* integers wrap (Note [Integer wrap]) */
-#define W(DT, x) ((em_##DT##_w)(x))
 #define ADDCMUL(DT) EM_TERNARY_LOOP(addcmul_##DT, T(DT), T(DT), T(DT), T(DT), \
-                                    (T(DT))(W(DT, a) + W(DT, EM_PARAM(DT, p[0])) * W(DT, b) * W(DT, c)))
+                                    (T(DT))(EM_W(DT, a) + EM_W(DT, EM_PARAM(DT, p[0])) * EM_W(DT, b) * EM_W(DT, c)))
 #define ADDCDIV(DT) EM_TERNARY_LOOP(addcdiv_##DT, T(DT), T(DT), T(DT), T(DT), a + (T(DT))p[0] * b / c)
 EM_FOR_NUMERIC(ADDCMUL)
 EM_FOR_FLOATS(ADDCDIV)

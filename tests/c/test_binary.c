@@ -77,17 +77,26 @@ static double r_clamp(const double *x, em_dtype dt) { return fmin(fmax(x[0], x[1
 
 /* ---- the op table under test ------------------------------------------ */
 /* Each op through a uniform signature (params fixed: alpha = value = 2). */
-typedef em_tensor *(*new_fn)(const em_tensor *const *in);
-typedef em_status (*inplace_fn)(em_tensor *self, const em_tensor *const *in);
-typedef em_status (*out_fn)(em_tensor *out, const em_tensor *const *in);
-#define WRAP2(name, ...)                                                                                    \
-    static em_tensor *name##_n(const em_tensor *const *in) { return em_##name(in[0], in[1] __VA_ARGS__); }  \
-    static em_status name##_i(em_tensor *s, const em_tensor *const *in) { return em_##name##_(s, in[1] __VA_ARGS__); } \
-    static em_status name##_o(em_tensor *o, const em_tensor *const *in) { return em_##name##_out(o, in[0], in[1] __VA_ARGS__); }
+typedef em_tensor *(*new_fn)(em_tensor *const *in);
+typedef em_status (*inplace_fn)(em_tensor *self, em_tensor *const *in);
+typedef em_status (*out_fn)(em_tensor *out, em_tensor *const *in);
+#define WRAP2(name, ...)                                                                                         \
+    static em_tensor *name##_n(em_tensor *const *in) { return em_##name(in[0], in[1] __VA_ARGS__); }             \
+    static em_status name##_i(em_tensor *s, em_tensor *const *in) { return em_##name##_(s, in[1] __VA_ARGS__); } \
+    static em_status name##_o(em_tensor *o, em_tensor *const *in)                                                \
+    {                                                                                                            \
+        return em_##name##_out(o, in[0], in[1] __VA_ARGS__);                                                     \
+    }
 #define WRAP3(name, ...)                                                                                    \
-    static em_tensor *name##_n(const em_tensor *const *in) { return em_##name(in[0], in[1], in[2] __VA_ARGS__); } \
-    static em_status name##_i(em_tensor *s, const em_tensor *const *in) { return em_##name##_(s, in[1], in[2] __VA_ARGS__); } \
-    static em_status name##_o(em_tensor *o, const em_tensor *const *in) { return em_##name##_out(o, in[0], in[1], in[2] __VA_ARGS__); }
+    static em_tensor *name##_n(em_tensor *const *in) { return em_##name(in[0], in[1], in[2] __VA_ARGS__); } \
+    static em_status name##_i(em_tensor *s, em_tensor *const *in)                                           \
+    {                                                                                                       \
+        return em_##name##_(s, in[1], in[2] __VA_ARGS__);                                                   \
+    }                                                                                                       \
+    static em_status name##_o(em_tensor *o, em_tensor *const *in)                                           \
+    {                                                                                                       \
+        return em_##name##_out(o, in[0], in[1], in[2] __VA_ARGS__);                                         \
+    }
 WRAP2(add, , 2) WRAP2(sub, , 2) WRAP2(mul) WRAP2(div) WRAP2(div_trunc) WRAP2(div_floor) WRAP2(remainder)
 WRAP2(fmod) WRAP2(pow) WRAP2(float_power) WRAP2(atan2) WRAP2(hypot) WRAP2(copysign) WRAP2(xlogy)
 WRAP2(logaddexp) WRAP2(logaddexp2) WRAP2(nextafter) WRAP2(maximum) WRAP2(minimum) WRAP2(fmax) WRAP2(fmin)
@@ -224,7 +233,7 @@ static em_tensor *gen(const opcase *o, int k, em_dtype dt, int ndim, const int64
 
 /* Checks got[i] against the reference on the inputs broadcast to got's
  * shape, the reference rounded to got's dtype. */
-static bool check_values(const opcase *o, em_dtype dt, const em_tensor *got, const em_tensor *const *in)
+static bool check_values(const opcase *o, em_dtype dt, const em_tensor *got, em_tensor *const *in)
 {
     em_dtype cdt = compute_dtype(o->op, dt), rd = em_dtype_of(got);
     int nd = em_ndim(got);
@@ -271,24 +280,26 @@ static void run_case(const opcase *o, em_dtype dt)
     em_release(a);
     in[1] = gen(o, 1, dt, SHAPE(5, 1));
     if (o->nin == 3) in[2] = gen(o, 2, dt, SHAPE(1, 3));
-    r = o->fn((const em_tensor *const *)in);
+    r = o->fn(in);
     CHECK_MSG(r, "%s %s: %s", name, em_dtype_name(dt), em_last_error());
     CHECK_MSG(em_dtype_of(r) == rd, "%s %s: result dtype %s", name, em_dtype_name(dt), em_dtype_name(em_dtype_of(r)));
-    CHECK(tshape_is(r, SHAPE(4, 5, 3)) && check_values(o, dt, r, (const em_tensor *const *)in));
+    CHECK(tshape_is(r, SHAPE(4, 5, 3)) && check_values(o, dt, r, in));
 
     /* out=: resized from a wrong shape; and a float64 out takes any non-bool result */
     em_tensor *out = em_empty(SHAPE(2), rd);
-    CHECK(o->fn_out(out, (const em_tensor *const *)in) == EM_OK && tshape_is(out, SHAPE(4, 5, 3)));
+    CHECK(o->fn_out(out, in) == EM_OK && tshape_is(out, SHAPE(4, 5, 3)));
     CHECK(em_equal(out, r));
     em_release(out), em_release(r);
     if (rd != EM_BOOL) {
         out = em_empty(SHAPE(4, 5, 3), EM_F64);
-        CHECK(o->fn_out(out, (const em_tensor *const *)in) == EM_OK && check_values(o, dt, out, (const em_tensor *const *)in));
+        CHECK(o->fn_out(out, in) == EM_OK && check_values(o, dt, out, in));
         em_release(out);
     }
 
-    /* in place on a (4,5,3) self: the result cast to self's dtype, if allowed */
-    em_tensor *self = gen(o, 0, dt, SHAPE(4, 5, 3)), *before = em_clone(self);
+    /* in place on a non-contiguous (4,5,3) self: the result cast to self's dtype, if allowed */
+    a = gen(o, 0, dt, SHAPE(4, 5, 3));
+    em_tensor *self = tnoncontig(a), *before = em_clone(a);
+    em_release(a);
     em_release(in[0]);
     in[0] = before; /* the reference reads self's old values */
     em_status fails = em_ops[o->op].flags & EM_F_NO_INPLACE ? EM_ERR_NOT_IMPLEMENTED
@@ -296,11 +307,11 @@ static void run_case(const opcase *o, em_dtype dt)
                       : o->op == EM_OP_float_power && dt != EM_F64 ? EM_ERR_RUNTIME
                                                                    : EM_OK;
     if (fails) {
-        CHECK_ERR(o->fn_(self, (const em_tensor *const *)in), fails);
+        CHECK_ERR(o->fn_(self, in), fails);
         CHECK(em_equal(self, before));
     } else {
-        CHECK_MSG(o->fn_(self, (const em_tensor *const *)in) == EM_OK, "%s_ %s: %s", name, em_dtype_name(dt), em_last_error());
-        CHECK(em_dtype_of(self) == dt && check_values(o, dt, self, (const em_tensor *const *)in));
+        CHECK_MSG(o->fn_(self, in) == EM_OK, "%s_ %s: %s", name, em_dtype_name(dt), em_last_error());
+        CHECK(em_dtype_of(self) == dt && check_values(o, dt, self, in));
     }
     em_release(self), em_release(before);
     in[0] = NULL;
@@ -308,21 +319,21 @@ static void run_case(const opcase *o, em_dtype dt)
 
     /* 0-d operands, a transposed first operand, and empty operands */
     for (int k = 0; k < o->nin; k++) in[k] = gen(o, k, dt, 0, NULL);
-    r = o->fn((const em_tensor *const *)in);
-    CHECK(r && em_ndim(r) == 0 && check_values(o, dt, r, (const em_tensor *const *)in));
+    r = o->fn(in);
+    CHECK(r && em_ndim(r) == 0 && check_values(o, dt, r, in));
     em_release(r);
     release_all(in, 3);
     a = gen(o, 0, dt, SHAPE(3, 4));
     in[0] = em_t(a);
     em_release(a);
     for (int k = 1; k < o->nin; k++) in[k] = gen(o, k, dt, SHAPE(4, 3));
-    r = o->fn((const em_tensor *const *)in);
-    CHECK(r && tshape_is(r, SHAPE(4, 3)) && check_values(o, dt, r, (const em_tensor *const *)in));
+    r = o->fn(in);
+    CHECK(r && tshape_is(r, SHAPE(4, 3)) && check_values(o, dt, r, in));
     em_release(r);
     release_all(in, 3);
     in[0] = gen(o, 0, dt, SHAPE(0, 3));
     for (int k = 1; k < o->nin; k++) in[k] = gen(o, k, dt, SHAPE(3));
-    r = o->fn((const em_tensor *const *)in);
+    r = o->fn(in);
     CHECK(r && tshape_is(r, SHAPE(0, 3)) && em_dtype_of(r) == rd);
     em_release(r);
     release_all(in, 3);
@@ -334,8 +345,8 @@ static void run_unsupported(const opcase *o, em_dtype dt)
     em_tensor *in[3] = {0};
     for (int k = 0; k < o->nin; k++) in[k] = gen(o, k, dt, SHAPE(3));
     em_tensor *out = em_zeros(SHAPE(3), EM_F64);
-    CHECK_ERR(o->fn((const em_tensor *const *)in), o->bad);
-    CHECK_ERR(o->fn_out(out, (const em_tensor *const *)in), o->bad);
+    CHECK_ERR(o->fn(in), o->bad);
+    CHECK_ERR(o->fn_out(out, in), o->bad);
     CHECK(tval(out, 0) == 0);
     em_release(out);
     release_all(in, 3);

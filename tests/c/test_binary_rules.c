@@ -46,7 +46,8 @@ static operands make_operands(void)
     return (operands){
         .b = V(EM_BOOL, 1, 0), .i = V(EM_I64, 5, -7), .u = V(EM_U8, 5, 7), .f = V(EM_F32, 5.5, -7.5),
         .h = V(EM_F16, 5.5, -7.5), .bf = V(EM_BF16, 5.5, -7.5), .i8 = V(EM_I8, -128, 5),
-        .si_m1 = em_scalar_int(-1), .si_2 = em_scalar_int(2), .sf_2_5 = em_scalar_float(2.5), .sb = em_scalar_bool(true),
+        .si_m1 = em_scalar_int(-1), .si_2 = em_scalar_int(2), .sf_2_5 = em_scalar_float(2.5),
+        .sb = em_scalar_bool(true),
     };
 }
 static void free_operands(operands *o)
@@ -59,9 +60,10 @@ static void free_operands(operands *o)
 TEST(binary_dtype_rules_with_scalars)
 {
     operands o = make_operands();
-    em_tensor *s300 = em_scalar_int(300), *s256 = em_scalar_int(256), *s3 = em_scalar_int(3), *sf55 = em_scalar_float(5.5);
-    em_tensor *sf15 = em_scalar_float(1.5), *sf1 = em_scalar_float(1), *sf0 = em_scalar_float(0), *si1 = em_scalar_int(1);
-    em_tensor *si0 = em_scalar_int(0), *i16 = V(EM_I16, 1, 2), *i32 = V(EM_I32, 5, -7), *zd2 = em_tensor_scalar(2, EM_I64);
+    em_tensor *s300 = em_scalar_int(300), *s256 = em_scalar_int(256), *s3 = em_scalar_int(3);
+    em_tensor *sf55 = em_scalar_float(5.5), *sf15 = em_scalar_float(1.5), *sf1 = em_scalar_float(1);
+    em_tensor *sf0 = em_scalar_float(0), *si1 = em_scalar_int(1), *si0 = em_scalar_int(0);
+    em_tensor *i16 = V(EM_I16, 1, 2), *i32 = V(EM_I32, 5, -7), *zd2 = em_tensor_scalar(2, EM_I64);
     EXPECT(em_div(o.i, o.i), EM_F32, 1, 1);
     EXPECT(em_div(o.u, o.u), EM_F32, 1, 1);
     EXPECT(em_div(o.b, o.b), EM_F32, 1, NAN);
@@ -393,7 +395,8 @@ TEST(binary_float_function_edges)
     em_tensor *x = V(EM_F32, 0, 0, 0, 1, NAN), *y = V(EM_F32, 0, NAN, -1, 0, 0);
     EXPECT(em_xlogy(x, y), EM_F32, 0, NAN, 0, -INFINITY, NAN);
     em_release(x), em_release(y);
-    x = V(EM_F32, INFINITY, -INFINITY, INFINITY, NAN, 1000, -1), y = V(EM_F32, INFINITY, -INFINITY, -INFINITY, INFINITY, 1000, -1);
+    x = V(EM_F32, INFINITY, -INFINITY, INFINITY, NAN, 1000, -1);
+    y = V(EM_F32, INFINITY, -INFINITY, -INFINITY, INFINITY, 1000, -1);
     EXPECT_NEAR(em_logaddexp(x, y), EM_F32, INFINITY, -INFINITY, INFINITY, NAN, 1000.6931471805599453, -1 + M_LN2);
     EXPECT(em_logaddexp2(x, y), EM_F32, INFINITY, -INFINITY, INFINITY, NAN, 1001, 0);
     em_release(x), em_release(y);
@@ -445,7 +448,8 @@ TEST(ternary_edges_and_errors)
     CHECK(strstr(em_last_error(), "for `weight`"));
     CHECK_ERR(em_lerp(o.i, o.i, w), EM_ERR_DTYPE);
     EXPECT(em_lerp(o.f, o.f, w), EM_F32, 5.5, -7.5);
-    em_tensor *s = V(EM_F32, 1, 2, 2, 0), *e = V(EM_F32, 3, 5, INFINITY, INFINITY), *wt = V(EM_F32, 0.25, 0.75, 0.75, -1);
+    em_tensor *s = V(EM_F32, 1, 2, 2, 0), *e = V(EM_F32, 3, 5, INFINITY, INFINITY);
+    em_tensor *wt = V(EM_F32, 0.25, 0.75, 0.75, -1);
     EXPECT(em_lerp(s, e, wt), EM_F32, 1.5, 4.25, NAN, -INFINITY);
     CHECK_ERR(em_addcdiv(o.i, o.i, o.i, 1), EM_ERR_RUNTIME);
     CHECK(strstr(em_last_error(), "Integer division with addcdiv is no longer supported"));
