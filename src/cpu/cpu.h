@@ -142,6 +142,37 @@ typedef float em_F32_t;
 typedef double em_F64_t;
 typedef bool em_BOOL_t;
 
+/* Note [Integer wrap]
+ * Signed overflow is undefined in C, but PyTorch's integer ops wrap. Kernels
+ * do integer arithmetic that may overflow in em_<DT>_w (unsigned, at least as
+ * wide as int so that no operand is promoted back to a signed int) and cast
+ * the result back: (em_I32_t)(EM_W(I32, a) * EM_W(I32, b)) is a wrapping
+ * multiply that vectorizes like the plain one. Floats are their own _w type. */
+typedef uint32_t em_U8_w;
+typedef uint32_t em_I8_w;
+typedef uint32_t em_I16_w;
+typedef uint32_t em_I32_w;
+typedef uint64_t em_I64_w;
+typedef float em_F32_w;
+typedef double em_F64_w;
+#define EM_W(DT, x) ((em_##DT##_w)(x))
+/* the signed type of em_<DT>_w: C's promoted type of DT's integers */
+typedef int32_t em_U8_s, em_I8_s, em_I16_s, em_I32_s;
+typedef int64_t em_I64_s;
+
+/* EM_PARAM(DT, v): an op's double param (c->f) as DT's C type. Integers go
+ * through int64, since a negative double cast straight to an unsigned type is
+ * undefined in C; the op must have checked the range (cpu_check_param). */
+typedef int64_t em_U8_p, em_I8_p, em_I16_p, em_I32_p, em_I64_p;
+typedef double em_F32_p, em_F64_p, em_BOOL_p;
+#define EM_PARAM(DT, v) ((em_##DT##_t)(em_##DT##_p)(v))
+
+/* PyTorch's checked conversion of a Scalar param (alpha, value) to dtype dt:
+ * EM_ERR_RUNTIME "value cannot be converted to type <dt> without overflow"
+ * if v is out of dt's range (inf and nan pass for floating dtypes; unsigned
+ * dtypes also take negatives down to -max, which wrap). Bool always fits. */
+em_status cpu_check_param(double v, em_dtype dt);
+
 /* Expands M(DT) for dtype groups, to build per-dtype loop tables. */
 #define EM_FOR_FLOATS(M) M(F32) M(F64)
 #define EM_FOR_INTS(M) M(U8) M(I8) M(I16) M(I32) M(I64)
@@ -154,5 +185,20 @@ typedef bool em_BOOL_t;
     static const em_loop_fn op##_loops[EM_DTYPE_COUNT] = {__VA_ARGS__};          \
     em_status cpu_##op(const em_call *c) { return cpu_pointwise(c, op##_loops); }
 #define L(op, DT) [EM_##DT] = op##_##DT,
+/* Loop-table entries op_<DT> for a dtype group: CPU_POINTWISE(mul, EM_LOOPS_ALL(mul)). */
+#define EM_LOOPS_INTS(op) L(op, U8) L(op, I8) L(op, I16) L(op, I32) L(op, I64)
+#define EM_LOOPS_FLOATS(op) L(op, F32) L(op, F64)
+#define EM_LOOPS_NUMERIC(op) EM_LOOPS_INTS(op) EM_LOOPS_FLOATS(op)
+#define EM_LOOPS_ALL(op) EM_LOOPS_NUMERIC(op) L(op, BOOL)
+/* CPU_POINTWISE whose cpu_<op> first runs `check(c)`: an em_status function for
+ * the errors only a kernel can see (values, params in the compute dtype). It
+ * must fail before anything is written: the op layer relies on it. */
+#define CPU_POINTWISE_CHECKED(op, check, ...)                                    \
+    static const em_loop_fn op##_loops[EM_DTYPE_COUNT] = {__VA_ARGS__};          \
+    em_status cpu_##op(const em_call *c)                                         \
+    {                                                                            \
+        em_status st = check(c);                                                 \
+        return st ? st : cpu_pointwise(c, op##_loops);                           \
+    }
 
 #endif

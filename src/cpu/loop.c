@@ -1,7 +1,9 @@
 /* The CPU pointwise runner: walks an em_iter calling a kernel's 1-d loop on
  * each inner row, splits large work over OpenMP threads, and converts
- * operands stored in another dtype than the loop's through small buffers. */
+ * operands stored in another dtype than the loop's through small buffers.
+ * Also the range check of op params kernels convert (cpu_check_param). */
 #include "cpu.h"
+#include <float.h>
 #include <omp.h>
 
 #define CAST_CHUNK 256 /* elements per conversion buffer: fits L1 for 10 operands */
@@ -122,4 +124,24 @@ em_status cpu_pointwise(const em_call *c, const em_loop_fn loops[EM_DTYPE_COUNT]
     for (int k = 0; k < c->nin; k++) ops[n++] = c->in[k];
     const em_tensor *o = c->out[0];
     return cpu_pointwise_run(c, loops, n, ops, o->ndim, o->sizes);
+}
+
+em_status cpu_check_param(double v, em_dtype dt)
+{
+    double lo, hi; /* representable range */
+    switch (dt) {
+    case EM_BOOL: return EM_OK;
+    case EM_F16: lo = -65504, hi = 65504; break;
+    case EM_BF16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
+    case EM_F32: lo = -FLT_MAX, hi = FLT_MAX; break;
+    case EM_F64: return EM_OK;
+    case EM_I64: lo = -9223372036854775808.0, hi = nextafter(9223372036854775808.0, 0); break;
+    default: /* the 32-bit and smaller integers */
+        hi = (double)((UINT64_C(1) << (8 * em_dtypes[dt].size - em_dtype_is_signed(dt))) - 1);
+        lo = em_dtype_is_signed(dt) ? -hi - 1 : v == floor(v) ? -hi : 0;
+    }
+    if (em_dtype_is_float(dt) && (isinf(v) || isnan(v))) return EM_OK;
+    if (!(v >= lo && v <= hi))
+        return em_fail(EM_ERR_RUNTIME, "value cannot be converted to type %s without overflow", em_dtypes[dt].name);
+    return EM_OK;
 }

@@ -26,6 +26,18 @@ static void pointwise_dtypes(em_op op, int nin, const em_tensor *const *in, em_d
     }
 }
 
+/* Puts back out's geometry and storage saved (with a storage reference) in
+ * `before`, undoing an out= resize after a failed kernel. */
+static void undo_resize(em_tensor *out, const em_tensor *before)
+{
+    em_storage_release(out->storage);
+    out->storage = before->storage;
+    out->offset = before->offset;
+    out->ndim = before->ndim;
+    memcpy(out->sizes, before->sizes, sizeof out->sizes);
+    memcpy(out->strides, before->strides, sizeof out->strides);
+}
+
 /* Runs op on `in`; mode says where the result goes (a new tensor, in[0], or
  * `out`). Returns the result (a new reference in MODE_NEW, else borrowed). */
 static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const em_tensor *const *in,
@@ -42,6 +54,8 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
     em_dtype compute, result;
     pointwise_dtypes(op, nin, in, &compute, &result);
 
+    em_tensor before; /* out's geometry before a resize, put back if the kernel fails */
+    bool resized = false;
     if (mode == MODE_NEW) {
         bool like = in[0]->ndim == ndim && !memcmp(in[0]->sizes, shape, ndim * sizeof *shape);
         out = like ? em_tensor_new_like(in[0], result) : em_tensor_new(ndim, shape, result, in[0]->storage->device);
@@ -58,7 +72,15 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
         if (em_check_overlap(out, NULL, name)) return NULL;
         for (int k = mode == MODE_INPLACE ? 1 : 0; k < nin; k++)
             if (em_check_overlap(out, in[k], name)) return NULL;
-        if (!fits && em_resize_(out, ndim, shape)) return NULL;
+        if (!fits) {
+            before = *out;
+            __atomic_add_fetch(&before.storage->refcount, 1, __ATOMIC_RELAXED);
+            if (em_resize_(out, ndim, shape)) {
+                em_storage_release(before.storage);
+                return NULL;
+            }
+            resized = true;
+        }
     }
 
     em_call c = {.op = op, .nin = nin, .nout = 1, .dtype = compute};
@@ -73,10 +95,12 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
     if (em_ops[op].rule == EM_RULE_SELECT) c.operand_dtypes[1] = EM_BOOL;
     for (int k = 0; k < em_ops[op].nparams; k++) c.f[k] = params[k];
 
-    if (em_dispatch(&c)) {
+    if (em_dispatch(&c)) { /* kernels fail before writing (value checks such as an integer division by zero) */
         if (mode == MODE_NEW) em_release(out);
+        if (resized) undo_resize(out, &before);
         return NULL;
     }
+    if (resized) em_storage_release(before.storage);
     if (mode != MODE_NEW) em_bump_version(out);
     return out;
 }
