@@ -93,8 +93,8 @@ em_tensor *em_normal_float_float(double mean, double std, int ndim, const int64_
                                  em_generator *g);
 
 /* ---- discrete distributions ------------------------------------------ */
-/* randint: uniform integers in [low, high) (low < high; both within the
- * dtype's range). Any dtype but bool needs high - low >= 2 to be useful. */
+/* randint: uniform integers in [low, high): low < high, low and high - 1
+ * within the dtype's range (bool: [0, 2)). Any dtype. */
 em_tensor *em_randint(int64_t low, int64_t high, int ndim, const int64_t *sizes, em_dtype dt, em_generator *g);
 em_status em_randint_out(em_tensor *out, int64_t low, int64_t high, int ndim, const int64_t *sizes,
                          em_generator *g);
@@ -109,8 +109,8 @@ em_tensor *em_randperm(int64_t n, em_dtype dt, em_generator *g);
 em_status em_randperm_out(em_tensor *out, int64_t n, em_generator *g);
 /* bernoulli(p): 0/1 draws with probabilities p (float32/64 or bfloat16; each
  * in [0, 1]), in p's dtype and shape. bernoulli_p: input's shape and dtype
- * with a scalar p. bernoulli_ / bernoulli_tensor_: in place, any dtype of
- * self; a tensor p broadcasts to self's shape. */
+ * with a scalar p. bernoulli_ / bernoulli_tensor_: in place into self of
+ * any dtype but float16; a tensor p broadcasts to self's shape. */
 em_tensor *em_bernoulli(const em_tensor *p, em_generator *g);
 em_status em_bernoulli_out(em_tensor *out, const em_tensor *p, em_generator *g);
 em_tensor *em_bernoulli_p(const em_tensor *input, double p, em_generator *g);

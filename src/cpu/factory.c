@@ -16,6 +16,7 @@
  * NO_CONTRACT); float16 and bfloat16 linspace round every operation to the
  * dtype. */
 #include "cpu.h"
+#include <omp.h>
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define NO_CONTRACT __attribute__((optimize("fp-contract=off")))
@@ -38,7 +39,7 @@ static void fill_chunks(const em_call *c, em_dtype src, chunk_fn fn)
     const em_dtype dt = (em_dtype)t->dtype;
     const size_t size = em_dtypes[dt].size;
     char *o = em_tensor_data(t);
-#pragma omp parallel for schedule(static) if (n >= EM_GRAIN)
+#pragma omp parallel for schedule(static) if (n >= EM_GRAIN && !omp_in_parallel())
     for (int64_t ch = 0; ch < nchunks; ch++) {
         int64_t b = ch * CHUNK, m = n - b < CHUNK ? n - b : CHUNK;
         if (dt == src) {

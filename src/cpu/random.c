@@ -6,8 +6,7 @@
  *
  * c->i[0] = key, c->i[1] = offset, c->i[2] = wpe (words per element), set
  * by the op layer; op parameters follow in c->f[] and c->i[3..]. */
-#include "../core/rng.h"
-#include "cpu.h"
+#include "philox_block.h"
 #include <omp.h>
 
 /* glibc's vector math library (libmvec, which -lm links as needed) lets the
@@ -22,12 +21,11 @@ double cos(double) __attribute__((simd("notinbranch")));
 double sin(double) __attribute__((simd("notinbranch")));
 #endif
 
-#define BLOCK 64 /* Philox counters per block: 256 words */
-#define WORDS (4 * BLOCK)
+#define BLOCK EM_PHILOX_BLOCK
+#define WORDS EM_PHILOX_WORDS
 
-/* The words of counters ctr .. ctr + BLOCK - 1, counter j's four at w[4j..4j+3].
- * Written as independent lanes so that the ten rounds vectorize. */
-EM_SIMD static void philox_block(uint64_t key, uint64_t ctr, uint32_t *restrict w)
+/* Written as independent lanes so that the ten rounds vectorize. */
+EM_SIMD void cpu_philox_block(uint64_t key, uint64_t ctr, uint32_t *restrict w)
 {
     uint32_t c0[BLOCK], c1[BLOCK], c2[BLOCK], c3[BLOCK];
     for (int j = 0; j < BLOCK; j++) {
@@ -55,10 +53,10 @@ static void run_draws(const em_call *c, draw_fn fn)
 {
     const uint64_t key = (uint64_t)c->i[0], offset = (uint64_t)c->i[1];
     const int64_t n = em_numel(c->out[0]), per = WORDS / c->i[2], nblocks = (n + per - 1) / per;
-#pragma omp parallel for schedule(static) if (n >= EM_GRAIN)
+#pragma omp parallel for schedule(static) if (n >= EM_GRAIN && !omp_in_parallel())
     for (int64_t b = 0; b < nblocks; b++) {
         _Alignas(64) uint32_t w[WORDS];
-        philox_block(key, offset + (uint64_t)b * BLOCK, w);
+        cpu_philox_block(key, offset + (uint64_t)b * BLOCK, w);
         fn(w, b * per, n - b * per < per ? n - b * per : per, c);
     }
 }

@@ -3,28 +3,31 @@
  * number their draws and take draw d from words [2d, 2d + 2) of the op's
  * Philox stream (Note [Philox streams] in src/core/rng.h): c->i[0] = key,
  * c->i[1] = offset. */
-#include "../core/rng.h"
-#include "cpu.h"
+#include "philox_block.h"
 #include <omp.h>
 #include <stdlib.h>
 
-/* Reads draws of two words from a stream, one Philox call per two draws. */
+/* Reads draws of two words from a stream, a Philox block at a time. */
 typedef struct stream {
-    uint64_t key, offset, counter;
-    uint32_t w[4];
-    bool filled;
+    uint64_t key, offset, block; /* block: the one in w, or UINT64_MAX */
+    uint32_t w[EM_PHILOX_WORDS];
 } stream;
 
-static stream stream_at(const em_call *c) { return (stream){.key = (uint64_t)c->i[0], .offset = (uint64_t)c->i[1]}; }
+static void stream_init(stream *s, const em_call *c)
+{
+    s->key = (uint64_t)c->i[0], s->offset = (uint64_t)c->i[1], s->block = UINT64_MAX;
+}
+
+enum { DRAWS_PER_BLOCK = EM_PHILOX_WORDS / 2 };
 
 static const uint32_t *draw_words(stream *s, uint64_t d)
 {
-    if (!s->filled || s->counter != d / 2) {
-        s->counter = d / 2;
-        s->filled = true;
-        em_philox_words(s->key, s->offset + s->counter, s->w);
+    const uint64_t block = d / DRAWS_PER_BLOCK;
+    if (s->block != block) {
+        s->block = block;
+        cpu_philox_block(s->key, s->offset + block * EM_PHILOX_BLOCK, s->w);
     }
-    return s->w + 2 * (d % 2);
+    return s->w + 2 * (d % DRAWS_PER_BLOCK);
 }
 
 /* ---- randperm: for i = n-1 .. 1, swap i with j uniform in [0, i] (draw
@@ -37,7 +40,8 @@ em_status cpu_randperm(const em_call *c)
     int64_t *perm = dt == EM_I64 ? (int64_t *)em_tensor_data(t) : malloc((size_t)(n ? n : 1) * sizeof *perm);
     if (!perm) return em_fail(EM_ERR_MEMORY, "randperm: out of memory for %lld indices", (long long)n);
     for (int64_t i = 0; i < n; i++) perm[i] = i;
-    stream s = stream_at(c);
+    stream s;
+    stream_init(&s, c);
     for (int64_t d = 0; d + 1 < n; d++) {
         const int64_t i = n - 1 - d;
         const uint32_t *w = draw_words(&s, (uint64_t)d);
@@ -94,7 +98,8 @@ static void sample_with_replacement(const em_call *c, const double *p, int64_t n
         cdf[k] = sum;
         if (p[k] > 0) last = k;
     }
-    stream st = stream_at(c);
+    stream st;
+    stream_init(&st, c);
     for (int64_t s = 0; s < nsample; s++) {
         const double target = em_rng_unit53(draw_words(&st, (uint64_t)(r * nsample + s))) * sum;
         int64_t lo = 0, hi = ncat; /* first k with cdf[k] > target */
@@ -131,7 +136,8 @@ static void sample_without_replacement(const em_call *c, const double *p, int64_
                                        keyed *keys)
 {
     const int64_t nsample = c->i[3];
-    stream st = stream_at(c);
+    stream st;
+    stream_init(&st, c);
     for (int64_t k = 0; k < ncat; k++) {
         const double e = -log1p(-em_rng_unit53(draw_words(&st, (uint64_t)(r * ncat + k))));
         keys[k] = (keyed){p[k] > 0 ? p[k] / e : -1.0, k}; /* e == 0: an infinite key, first */
