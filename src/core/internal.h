@@ -102,7 +102,8 @@ void em_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 bool em_tensor_is_dense(const em_tensor *t); /* non-overlapping and dense, any order */
 /* Wraps dim into [0, ndim) (ndim 0 accepts -1 and 0); -1 with an IndexError set. */
 int em_wrap_dim(int dim, int ndim, const char *op);
-/* Broadcast two shapes; returns ndim of the result or -1 with an error. */
+/* Broadcast two shapes into `out` (which may alias a or b); returns ndim of
+ * the result or -1 with an error. */
 int em_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int64_t *out,
                         const char *op);
 /* Checked size arithmetic: false on overflow. */

@@ -86,7 +86,7 @@ int em_wrap_dim(int dim, int ndim, const char *op)
 int em_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int64_t *out, const char *op)
 {
     int n = na > nb ? na : nb;
-    for (int i = 0; i < n; i++) {
+    for (int i = n - 1; i >= 0; i--) { /* backwards: `out` may alias `a` or `b` */
         int ia = i - (n - na), ib = i - (n - nb);
         int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
