@@ -261,3 +261,12 @@ TEST(large_blocks_are_reused_and_released)
     em_release(b);
     em_empty_cache();
 }
+
+TEST(broadcast_shape_of_unequal_ranks)
+{
+    /* [3] with [2, 1] is [2, 3] (a regression: the result aliased an input) */
+    em_tensor *a = trand(EM_F32, SHAPE(3), 0, 1), *b = trand(EM_F32, SHAPE(2, 1), 0, 1), *r = em_add(a, b, 1);
+    CHECK(r && tshape_is(r, SHAPE(2, 3)));
+    for (int i = 0; i < 6; i++) CHECK(tval(r, i) == (float)(tval(a, i % 3) + tval(b, i / 3)));
+    em_release(a), em_release(b), em_release(r);
+}
