@@ -395,18 +395,27 @@ BATCHED_ADD_FORMS(baddbmm)
 BATCHED_ADD_FORMS(addbmm)
 
 /* ---- matmul -------------------------------------------------------------------- */
-/* The size-mismatch message of PyTorch's matmul path for these dims: the
- * batched operand is folded into rows where PyTorch folds it. */
+/* The size-mismatch message of PyTorch's matmul path for these dims. PyTorch
+ * folds a batched operand into the rows of one matrix product: a's batch when
+ * b has at most 2 dims, else, for a 1-d or 2-d a, b's batch as b^T a^T. */
 static void *matmul_size_error(const em_tensor *a, const em_tensor *b)
 {
     int64_t k = a->sizes[a->ndim - 1], kb = b->ndim == 1 ? b->sizes[0] : b->sizes[b->ndim - 2];
+    if (a->ndim <= 2 && b->ndim >= 3) { /* b^T folded: (batch * m, kb) times a^T */
+        int64_t rows = kb ? em_numel(b) / kb : 0;
+        if (a->ndim == 1)
+            return em_error(EM_ERR_SHAPE, "size mismatch, got %lld, %lldx%lld,%lld", (long long)rows, (long long)rows,
+                            (long long)kb, (long long)k);
+        return em_error(EM_ERR_SHAPE, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                        (long long)rows, (long long)kb, (long long)k, (long long)a->sizes[0]);
+    }
     int64_t rows = k ? em_numel(a) / k : 0;
     if (b->ndim == 1)
         return em_error(EM_ERR_SHAPE, "size mismatch, got %lld, %lldx%lld,%lld", (long long)rows, (long long)rows,
                         (long long)k, (long long)kb);
-    if (a->ndim <= 2 || b->ndim == 2)
+    if (b->ndim == 2)
         return em_error(EM_ERR_SHAPE, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                        (long long)rows, (long long)k, (long long)kb, (long long)b->sizes[b->ndim - 1]);
+                        (long long)rows, (long long)k, (long long)kb, (long long)b->sizes[1]);
     int64_t batch = rows / (a->sizes[a->ndim - 2] ? a->sizes[a->ndim - 2] : 1);
     return em_error(EM_ERR_SHAPE, "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but "
                     "got: [%lld, %lld].", (long long)batch, (long long)k, (long long)batch, (long long)kb);
@@ -477,7 +486,8 @@ static em_tensor *matmul_impl(int mode, em_tensor *out, const em_tensor *a, cons
     }
     int64_t ka = a->sizes[a->ndim - 1], kb = b->ndim == 1 ? b->sizes[0] : b->sizes[b->ndim - 2];
     if (ka != kb) return matmul_size_error(a, b);
-    if (check_same_dtype(a, b)) return NULL;
+    /* where PyTorch computes b^T a^T (see matmul_size_error), b has the expected dtype */
+    if (a->ndim <= 2 && b->ndim >= 3 ? check_same_dtype(b, a) : check_same_dtype(a, b)) return NULL;
     if (check_product_dtype((em_dtype)a->dtype, a->ndim > 2 && b->ndim > 2 ? "bmm" : "addmm_impl_cpu_")) return NULL;
     int n = nb;
     if (a->ndim >= 2) shape[n++] = a->sizes[a->ndim - 2];
