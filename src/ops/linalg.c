@@ -70,31 +70,32 @@ static em_status check_inplace_dtype(const em_tensor *self, em_dtype dt)
                    ctype_names[self->dtype], ctype_names[dt]);
 }
 
-/* The tensor a product writes (a new reference): a new one, or out (its
- * dtype must be dt exactly, as PyTorch) resized to `shape`, or self. */
+/* The tensor a product writes (a new reference): a new one; self; or out,
+ * whose dtype must be dt exactly (as PyTorch). An out of another shape is not
+ * resized here but gets a new tensor, copied by finish_out: resizing first
+ * would change an input that is out itself. */
 static em_tensor *product_dst(int mode, em_tensor *out, int n, const int64_t *shape, em_dtype dt,
                               const em_tensor *like, const char *op)
 {
-    if (mode == MODE_NEW) return em_tensor_new(n, shape, dt, like->storage->device);
-    if (!out) return em_error(EM_ERR_VALUE, "%s: out is NULL", op);
+    if (mode != MODE_NEW && !out) return em_error(EM_ERR_VALUE, "%s: out is NULL", op);
     if (mode == MODE_OUT && out->dtype != dt)
         return em_error(EM_ERR_DTYPE, "Expected out tensor to have dtype %s, but got %s instead", ctype_names[dt],
                         ctype_names[out->dtype]);
     if (mode == MODE_INPLACE && check_inplace_shape(out, n, shape)) return NULL;
-    if (out->ndim != n || memcmp(out->sizes, shape, n * sizeof *shape)) {
-        if (em_resize_(out, n, shape)) return NULL;
-    } else if (em_check_overlap(out, NULL, op)) {
-        return NULL;
-    }
-    return em_retain(out);
+    if (mode == MODE_NEW || out->ndim != n || memcmp(out->sizes, shape, n * sizeof *shape))
+        return em_tensor_new(n, shape, dt, like->storage->device);
+    return em_check_overlap(out, NULL, op) ? NULL : em_retain(out);
 }
 
-/* The status of an out= or in-place form from its implementation's result. */
-static em_status status_of(em_tensor *r)
+/* The status of an out= or in-place form from its implementation's result r
+ * (a new reference): out itself, or a result to resize out to and copy. */
+static em_status finish_out(em_tensor *out, em_tensor *r)
 {
     if (!r) return em_error_code();
+    em_status st = r == out ? EM_OK : em_resize_(out, r->ndim, r->sizes);
+    if (st == EM_OK && r != out) st = em_copy_(out, r);
     em_release(r);
-    return EM_OK;
+    return st;
 }
 
 /* ---- running a product ---------------------------------------------------- */
@@ -207,7 +208,7 @@ static em_tensor *dot_impl(int mode, em_tensor *out, const em_tensor *a, const e
 em_tensor *em_dot(const em_tensor *a, const em_tensor *b) { return dot_impl(MODE_NEW, NULL, a, b); }
 em_status em_dot_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
-    return status_of(dot_impl(MODE_OUT, out, a, b));
+    return finish_out(out, dot_impl(MODE_OUT, out, a, b));
 }
 /* Real dtypes only: vdot's conjugation is the identity. */
 em_tensor *em_vdot(const em_tensor *a, const em_tensor *b) { return em_dot(a, b); }
@@ -249,7 +250,7 @@ em_tensor *em_mv(const em_tensor *mat, const em_tensor *vec)
 }
 em_status em_mv_out(em_tensor *out, const em_tensor *mat, const em_tensor *vec)
 {
-    return status_of(addmv_impl(MODE_OUT, EM_OP_mv, out, NULL, mat, vec, 0, 1));
+    return finish_out(out, addmv_impl(MODE_OUT, EM_OP_mv, out, NULL, mat, vec, 0, 1));
 }
 em_tensor *em_addmv(const em_tensor *input, const em_tensor *mat, const em_tensor *vec, double beta, double alpha)
 {
@@ -259,13 +260,13 @@ em_tensor *em_addmv(const em_tensor *input, const em_tensor *mat, const em_tenso
 em_status em_addmv_(em_tensor *self, const em_tensor *mat, const em_tensor *vec, double beta, double alpha)
 {
     if (!self) return em_fail(EM_ERR_VALUE, "addmv_: self is NULL");
-    return status_of(addmv_impl(MODE_INPLACE, EM_OP_addmv, self, self, mat, vec, beta, alpha));
+    return finish_out(self, addmv_impl(MODE_INPLACE, EM_OP_addmv, self, self, mat, vec, beta, alpha));
 }
 em_status em_addmv_out(em_tensor *out, const em_tensor *input, const em_tensor *mat, const em_tensor *vec,
                        double beta, double alpha)
 {
     if (!input) return em_fail(EM_ERR_VALUE, "addmv: input is NULL");
-    return status_of(addmv_impl(MODE_OUT, EM_OP_addmv, out, input, mat, vec, beta, alpha));
+    return finish_out(out, addmv_impl(MODE_OUT, EM_OP_addmv, out, input, mat, vec, beta, alpha));
 }
 
 /* ---- mm, addmm --------------------------------------------------------------- */
@@ -305,7 +306,7 @@ static em_tensor *addmm_impl(int mode, em_op op, em_tensor *out, const em_tensor
 em_tensor *em_mm(const em_tensor *a, const em_tensor *b) { return addmm_impl(MODE_NEW, EM_OP_mm, NULL, NULL, a, b, 0, 1); }
 em_status em_mm_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
-    return status_of(addmm_impl(MODE_OUT, EM_OP_mm, out, NULL, a, b, 0, 1));
+    return finish_out(out, addmm_impl(MODE_OUT, EM_OP_mm, out, NULL, a, b, 0, 1));
 }
 em_tensor *em_addmm(const em_tensor *input, const em_tensor *mat1, const em_tensor *mat2, double beta, double alpha)
 {
@@ -315,13 +316,13 @@ em_tensor *em_addmm(const em_tensor *input, const em_tensor *mat1, const em_tens
 em_status em_addmm_(em_tensor *self, const em_tensor *mat1, const em_tensor *mat2, double beta, double alpha)
 {
     if (!self) return em_fail(EM_ERR_VALUE, "addmm_: self is NULL");
-    return status_of(addmm_impl(MODE_INPLACE, EM_OP_addmm, self, self, mat1, mat2, beta, alpha));
+    return finish_out(self, addmm_impl(MODE_INPLACE, EM_OP_addmm, self, self, mat1, mat2, beta, alpha));
 }
 em_status em_addmm_out(em_tensor *out, const em_tensor *input, const em_tensor *mat1, const em_tensor *mat2,
                        double beta, double alpha)
 {
     if (!input) return em_fail(EM_ERR_VALUE, "addmm: input is NULL");
-    return status_of(addmm_impl(MODE_OUT, EM_OP_addmm, out, input, mat1, mat2, beta, alpha));
+    return finish_out(out, addmm_impl(MODE_OUT, EM_OP_addmm, out, input, mat1, mat2, beta, alpha));
 }
 
 /* ---- bmm, baddbmm, addbmm ---------------------------------------------------- */
@@ -368,7 +369,7 @@ static em_tensor *batched_impl(int mode, em_op op, em_tensor *out, const em_tens
 em_tensor *em_bmm(const em_tensor *a, const em_tensor *b) { return batched_impl(MODE_NEW, EM_OP_bmm, NULL, NULL, a, b, 0, 1); }
 em_status em_bmm_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
-    return status_of(batched_impl(MODE_OUT, EM_OP_bmm, out, NULL, a, b, 0, 1));
+    return finish_out(out, batched_impl(MODE_OUT, EM_OP_bmm, out, NULL, a, b, 0, 1));
 }
 
 /* baddbmm and addbmm: the three forms each, from one table of names. */
@@ -383,13 +384,13 @@ em_status em_bmm_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
                            double alpha)                                                                 \
     {                                                                                                    \
         if (!self) return em_fail(EM_ERR_VALUE, #name "_: self is NULL");                                 \
-        return status_of(batched_impl(MODE_INPLACE, EM_OP_##name, self, self, batch1, batch2, beta, alpha)); \
+        return finish_out(self, batched_impl(MODE_INPLACE, EM_OP_##name, self, self, batch1, batch2, beta, alpha)); \
     }                                                                                                    \
     em_status em_##name##_out(em_tensor *out, const em_tensor *input, const em_tensor *batch1,          \
                               const em_tensor *batch2, double beta, double alpha)                        \
     {                                                                                                    \
         if (!input) return em_fail(EM_ERR_VALUE, #name ": input is NULL");                                \
-        return status_of(batched_impl(MODE_OUT, EM_OP_##name, out, input, batch1, batch2, beta, alpha)); \
+        return finish_out(out, batched_impl(MODE_OUT, EM_OP_##name, out, input, batch1, batch2, beta, alpha)); \
     }
 BATCHED_ADD_FORMS(baddbmm)
 BATCHED_ADD_FORMS(addbmm)
@@ -504,38 +505,41 @@ static em_tensor *matmul_impl(int mode, em_tensor *out, const em_tensor *a, cons
 em_tensor *em_matmul(const em_tensor *a, const em_tensor *b) { return matmul_impl(MODE_NEW, NULL, a, b); }
 em_status em_matmul_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
-    return status_of(matmul_impl(MODE_OUT, out, a, b));
+    return finish_out(out, matmul_impl(MODE_OUT, out, a, b));
 }
 
-/* ---- outer, kron: products of broadcast views (mul does dtypes and out=) ---- */
-/* a as (n, 1) and b as (1, m). */
-static em_status outer_views(const em_tensor *a, const em_tensor *b, em_tensor **va, em_tensor **vb)
+/* ---- outer, kron: products of broadcast views (mul does the dtypes) ------- */
+/* out= of these: the result r (a new reference, computed before out is
+ * touched, so out may be an input) cast into out, resized to r's shape. */
+static em_status assign_out(em_tensor *out, em_tensor *r, const char *op)
 {
-    *va = *vb = NULL;
-    if (CHECK_NOT_NULL("outer", a, b)) return em_error_code();
-    if (a->ndim != 1) return em_fail(EM_ERR_SHAPE, "outer: Expected 1-D argument self, but got %d-D", a->ndim);
-    if (b->ndim != 1) return em_fail(EM_ERR_SHAPE, "outer: Expected 1-D argument vec2, but got %d-D", b->ndim);
-    *va = view_of(a, 2, (const int64_t[]){a->sizes[0], 1}, (const int64_t[]){a->strides[0], 0});
-    *vb = *va ? view_of(b, 2, (const int64_t[]){1, b->sizes[0]}, (const int64_t[]){0, b->strides[0]}) : NULL;
-    return *vb ? EM_OK : em_error_code();
+    em_status st = !r ? em_error_code() : !out ? em_fail(EM_ERR_VALUE, "%s: out is NULL", op) : EM_OK;
+    if (st == EM_OK && !em_can_cast((em_dtype)r->dtype, (em_dtype)out->dtype))
+        st = em_fail(EM_ERR_DTYPE, "result type %s can't be cast to the desired output type %s",
+                     em_dtype_scalar_name((em_dtype)r->dtype), em_dtype_scalar_name((em_dtype)out->dtype));
+    if (st == EM_OK && (out->ndim != r->ndim || memcmp(out->sizes, r->sizes, r->ndim * sizeof *r->sizes)))
+        st = em_resize_(out, r->ndim, r->sizes);
+    if (st == EM_OK) st = em_copy_(out, r);
+    em_release(r);
+    return st;
 }
 
 em_tensor *em_outer(const em_tensor *a, const em_tensor *b)
 {
-    em_tensor *va, *vb, *r = NULL;
-    if (!outer_views(a, b, &va, &vb)) r = em_mul(va, vb);
+    if (CHECK_NOT_NULL("outer", a, b)) return NULL;
+    if (a->ndim != 1) return em_error(EM_ERR_SHAPE, "outer: Expected 1-D argument self, but got %d-D", a->ndim);
+    if (b->ndim != 1) return em_error(EM_ERR_SHAPE, "outer: Expected 1-D argument vec2, but got %d-D", b->ndim);
+    /* a as (n, 1) times b as (1, m) */
+    em_tensor *va = view_of(a, 2, (const int64_t[]){a->sizes[0], 1}, (const int64_t[]){a->strides[0], 0});
+    em_tensor *vb = view_of(b, 2, (const int64_t[]){1, b->sizes[0]}, (const int64_t[]){0, b->strides[0]});
+    em_tensor *r = va && vb ? em_mul(va, vb) : NULL;
     em_release(va), em_release(vb);
     return r;
 }
 em_tensor *em_ger(const em_tensor *a, const em_tensor *b) { return em_outer(a, b); }
-
 em_status em_outer_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
-    em_tensor *va, *vb;
-    em_status st = outer_views(a, b, &va, &vb);
-    if (st == EM_OK) st = em_mul_out(out, va, vb);
-    em_release(va), em_release(vb);
-    return st;
+    return assign_out(out, em_outer(a, b), "outer");
 }
 
 /* Note [kron as a product of views]
@@ -543,62 +547,28 @@ em_status em_outer_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
  * a[i0, ...] * b[j0, ...]: a viewed as (a0, 1, a1, 1, ...) times b viewed as
  * (1, b0, 1, b1, ...) is the result laid out as (a0, b0, a1, b1, ...), which
  * reshapes to (a0*b0, a1*b1, ...) without moving data. */
-static em_status kron_views(const em_tensor *a, const em_tensor *b, em_tensor **va, em_tensor **vb, int *n,
-                            int64_t *shape, int64_t *pairs)
-{
-    *va = *vb = NULL;
-    if (CHECK_NOT_NULL("kron", a, b)) return em_error_code();
-    *n = a->ndim > b->ndim ? a->ndim : b->ndim;
-    if (2 * *n > EM_MAX_DIMS)
-        return em_fail(EM_ERR_SHAPE, "kron: at most %d dims are supported, got %d", EM_MAX_DIMS / 2, *n);
-    int64_t sa[EM_MAX_DIMS], ta[EM_MAX_DIMS], sb[EM_MAX_DIMS], tb[EM_MAX_DIMS];
-    for (int i = 0; i < *n; i++) {
-        int ia = i - (*n - a->ndim), ib = i - (*n - b->ndim);
-        int64_t za = ia >= 0 ? a->sizes[ia] : 1, zb = ib >= 0 ? b->sizes[ib] : 1;
-        sa[2 * i] = pairs[2 * i] = za, ta[2 * i] = ia >= 0 ? a->strides[ia] : 0;
-        sb[2 * i + 1] = pairs[2 * i + 1] = zb, tb[2 * i + 1] = ib >= 0 ? b->strides[ib] : 0;
-        sa[2 * i + 1] = sb[2 * i] = 1, ta[2 * i + 1] = tb[2 * i] = 0;
-        if (em_mul_overflow(za, zb, &shape[i])) return em_fail(EM_ERR_MEMORY, "kron: result size overflows");
-    }
-    *va = view_of(a, 2 * *n, sa, ta);
-    *vb = *va ? view_of(b, 2 * *n, sb, tb) : NULL;
-    return *vb ? EM_OK : em_error_code();
-}
-
 em_tensor *em_kron(const em_tensor *a, const em_tensor *b)
 {
-    em_tensor *va, *vb, *p = NULL, *r = NULL;
-    int64_t shape[EM_MAX_DIMS], pairs[EM_MAX_DIMS];
-    int n;
-    if (!kron_views(a, b, &va, &vb, &n, shape, pairs)) p = em_mul(va, vb);
-    if (p) r = em_reshape(p, n, shape);
+    if (CHECK_NOT_NULL("kron", a, b)) return NULL;
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    if (2 * n > EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "kron: at most %d dims are supported, got %d", EM_MAX_DIMS / 2, n);
+    int64_t sa[EM_MAX_DIMS], ta[EM_MAX_DIMS], sb[EM_MAX_DIMS], tb[EM_MAX_DIMS], shape[EM_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
+        int64_t za = ia >= 0 ? a->sizes[ia] : 1, zb = ib >= 0 ? b->sizes[ib] : 1;
+        sa[2 * i] = za, ta[2 * i] = ia >= 0 ? a->strides[ia] : 0;
+        sb[2 * i + 1] = zb, tb[2 * i + 1] = ib >= 0 ? b->strides[ib] : 0;
+        sa[2 * i + 1] = sb[2 * i] = 1, ta[2 * i + 1] = tb[2 * i] = 0;
+        if (em_mul_overflow(za, zb, &shape[i])) return em_error(EM_ERR_MEMORY, "kron: result size overflows");
+    }
+    em_tensor *va = view_of(a, 2 * n, sa, ta), *vb = view_of(b, 2 * n, sb, tb);
+    em_tensor *p = va && vb ? em_mul(va, vb) : NULL, *r = p ? em_reshape(p, n, shape) : NULL;
     em_release(va), em_release(vb), em_release(p);
     return r;
 }
-
 em_status em_kron_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
-    if (!out) return em_fail(EM_ERR_VALUE, "kron: out is NULL");
-    em_tensor *va, *vb, *v = NULL;
-    int64_t shape[EM_MAX_DIMS], pairs[EM_MAX_DIMS], st[EM_MAX_DIMS];
-    int n;
-    em_status s = kron_views(a, b, &va, &vb, &n, shape, pairs);
-    em_dtype rt = s ? EM_F32 : em_result_type(2, (const em_tensor *[]){a, b});
-    if (s == EM_OK && !em_can_cast(rt, (em_dtype)out->dtype))
-        s = em_fail(EM_ERR_DTYPE, "result type %s can't be cast to the desired output type %s",
-                    em_dtype_scalar_name(rt), em_dtype_scalar_name((em_dtype)out->dtype));
-    bool fits = s == EM_OK && out->ndim == n && !memcmp(out->sizes, shape, n * sizeof *shape);
-    if (s == EM_OK && !fits) s = em_resize_(out, n, shape);
-    if (s == EM_OK && em_view_possible(out, 2 * n, pairs, st)) { /* write through the interleaved view */
-        v = em_tensor_view(out, 2 * n, pairs, st, out->offset);
-        s = v ? em_mul_out(v, va, vb) : em_error_code();
-    } else if (s == EM_OK) {
-        em_tensor *r = em_kron(a, b);
-        s = r ? em_copy_(out, r) : em_error_code();
-        em_release(r);
-    }
-    em_release(va), em_release(vb), em_release(v);
-    return s;
+    return assign_out(out, em_kron(a, b), "kron");
 }
 
 /* ---- trace ---------------------------------------------------------------------- */

@@ -349,6 +349,9 @@ TEST(addmm_family_edge_cases)
     REL(m1, m2, v, nan35, nan3, r1, r2, d3, r3, e1, e2, in, r4, r5, z1, z2, inb, r6, i1, i2, ini, r7, i3, i4, ci, r8, u1, u2, r9);
 }
 
+static ref ref_kron(const em_tensor *a, const em_tensor *b);
+static ref ref_einsum(const char *eq, int n, const em_tensor *const *ops);
+
 /* An out that overlaps an input is computed through a temporary. */
 TEST(products_overlapping_out)
 {
@@ -362,7 +365,25 @@ TEST(products_overlapping_out)
     CHECK(em_mv_out(col, zt, col) == EM_OK); /* col = z^T col, col a column of z */
     em_tensor *c0 = em_select(x0, 1, 0), *x0t = em_t(x0);
     CHECK(check_against(col, ref_matmul(x0t, c0), EM_F64, 4));
-    REL(x, x0, y, z, zt, col, c0, x0t);
+    /* out is an input and must be resized: the inputs are read as they were */
+    em_tensor *m = trand(EM_F32, SHAPE(3, 3), -1, 1), *m0 = em_clone(m), *w = trand(EM_F32, SHAPE(3, 5), -1, 1);
+    CHECK(em_mm_out(m, m, w) == EM_OK);
+    CHECK(check_against(m, ref_matmul(m0, w), EM_F32, 3));
+    em_tensor *v = trand(EM_F64, SHAPE(3), -1, 1), *v0 = em_clone(v);
+    CHECK(em_dot_out(v, v, v) == EM_OK);
+    CHECK(check_against(v, ref_matmul(v0, v0), EM_F64, 3));
+    em_tensor *b = trand(EM_F32, SHAPE(2, 3, 3), -1, 1), *b0 = em_clone(b), *bw = trand(EM_F32, SHAPE(2, 3, 4), -1, 1);
+    CHECK(em_bmm_out(b, b, bw) == EM_OK);
+    CHECK(check_against(b, ref_matmul(b0, bw), EM_F32, 3));
+    /* kron and outer into an input that is a view with room to grow in place */
+    em_tensor *buf = trand(EM_F64, SHAPE(40), -1, 1), *k = em_narrow(buf, 0, 0, 4), *k0 = em_clone(k);
+    em_tensor *kv = trand(EM_F64, SHAPE(3), -1, 1);
+    CHECK(em_kron_out(k, k, kv) == EM_OK);
+    CHECK(check_against(k, ref_kron(k0, kv), EM_F64, 1));
+    em_tensor *o = em_narrow(buf, 0, 20, 4), *o0 = em_clone(o);
+    CHECK(em_outer_out(o, o, kv) == EM_OK);
+    CHECK(check_against(o, ref_einsum("i,j->ij", 2, (const em_tensor *[]){o0, kv}), EM_F64, 1));
+    REL(x, x0, y, z, zt, col, c0, x0t, m, m0, w, v, v0, b, b0, bw, buf, k, k0, kv, o, o0);
 }
 
 /* Large enough for OpenBLAS's threads, and a batch of small matrices. */
