@@ -5,7 +5,9 @@
  * reference (NULL on error); tensor arguments are borrowed; `_out` forms
  * write into `out`, resizing it when its shape differs (its strides are kept
  * when the shape already matches); `_` forms write into `self`, whose shape
- * and dtype must be the result's. A failed call changes nothing.
+ * and dtype must be the result's. out or self may overlap the inputs (even be
+ * one of them): the product then goes through a temporary. A failed call
+ * changes nothing (short of running out of memory midway).
  *
  * Dtypes: the products (mm, bmm, matmul, mv, dot, addmm, ...) take float32,
  * float64, float16, bfloat16 and the integer dtypes; both operands must have
@@ -117,7 +119,8 @@ em_tensor *em_ger(const em_tensor *a, const em_tensor *b);
 
 /* kron: the Kronecker product; the shorter shape is padded with leading 1s
  * and result size i is a.size(i) * b.size(i). Type promotion as mul; out=
- * accepts any dtype the result can be cast to. */
+ * accepts any dtype the result can be cast to. At most 8 dims (EM_MAX_DIMS/2:
+ * it is computed as a product of 2n-dim views). */
 em_tensor *em_kron(const em_tensor *a, const em_tensor *b);
 em_status em_kron_out(em_tensor *out, const em_tensor *a, const em_tensor *b);
 

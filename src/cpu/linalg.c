@@ -174,7 +174,8 @@ static em_status blas_dot(em_dtype dt, int64_t K, double alpha, mat A, mat B, do
     return EM_OK;
 }
 
-/* y = alpha * op(M) x + beta * y, M rows x cols; op transposes when `trans`. */
+/* y = alpha * op(M) x + beta * y, M rows x cols; op transposes when `trans`.
+ * incy fits BLAS's int (blas_gemm checked C's strides). */
 static em_status blas_gemv(em_dtype dt, bool trans, int64_t rows, int64_t cols, double alpha, mat Mt, char *x,
                            int64_t incx, double beta, char *y, int64_t incy, scratch *s)
 {
@@ -183,8 +184,7 @@ static em_status blas_gemv(em_dtype dt, bool trans, int64_t rows, int64_t cols, 
     int64_t nx = trans ? rows : cols, ny = trans ? cols : rows;
     if (blas_operand(dt, rows, cols, &Mt, &colmajor, &ld, s, SCR_A) || blas_vector(dt, nx, &x, &incx, s, SCR_X))
         return em_error_code();
-    if (!fits_int(incy) || (incy < 1 && ny > 1)) return em_fail(EM_ERR_RUNTIME, "matmul: output stride too large for BLAS");
-    if (ny <= 1) incy = 1;
+    if (ny <= 1) incy = 1; /* else >= 1: C has no internal overlap */
     /* a column-major matrix is the row-major storage of its transpose */
     enum CBLAS_TRANSPOSE t = trans != colmajor ? CblasTrans : CblasNoTrans;
     int sr = (int)(colmajor ? cols : rows), sc = (int)(colmajor ? rows : cols);
@@ -205,7 +205,7 @@ static em_status blas_gemm(em_dtype dt, int64_t M, int64_t N, int64_t K, double 
         scale_c(dt, M, N, beta, C);
         return EM_OK;
     }
-    if (!fits_int(M) || !fits_int(N) || !fits_int(K)) {
+    if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(C.rs) || !fits_int(C.cs)) {
         naive_gemm[dt](M, N, K, alpha, A, B, beta, C);
         return EM_OK;
     }

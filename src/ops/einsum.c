@@ -98,9 +98,8 @@ static em_status lview_sum(lview *v, const bool *drop, bool promote)
 
 /* ---- the equation ---------------------------------------------------------- */
 typedef struct einsum_eq {
-    int n;          /* operands */
     int (*ids)[EM_MAX_DIMS]; /* per operand, per dim: its id */
-    int ell_ndim;   /* dims the ellipsis covers (the most of any operand) */
+    int ell_ndim;            /* dims the ellipsis covers (the most of any operand) */
     int nout, out[NIDS];
     int64_t size[NIDS]; /* broadcast size of each id; 1 when unseen */
 } einsum_eq;
@@ -151,7 +150,7 @@ static em_status parse(const char *eq, int n, const em_tensor *const *ops, einsu
         if (id < 0)
             return em_fail(EM_ERR_RUNTIME, "einsum(): invalid subscript given at index %d in the equation string, "
                            "subscripts must be in [a-zA-Z]", i);
-        if (nsub == 4 * EM_MAX_DIMS - 1)
+        if (nsub >= 4 * EM_MAX_DIMS - 1)
             return em_fail(EM_ERR_SHAPE, "einsum(): too many subscripts for operand %d", k);
         labels[nsub++] = id;
     }
@@ -322,7 +321,7 @@ em_tensor *em_einsum(const char *equation, int n, const em_tensor *const *operan
     if (n < 1 || !operands) return em_error(EM_ERR_VALUE, "einsum(): must provide at least one operand");
     for (int k = 0; k < n; k++)
         if (!operands[k]) return em_error(EM_ERR_VALUE, "einsum(): operand %d is NULL", k);
-    einsum_eq e = {.n = n, .ids = calloc(n, sizeof *e.ids)};
+    einsum_eq e = {.ids = calloc(n, sizeof *e.ids)};
     lview *v = calloc(n, sizeof *v);
     em_tensor *result = NULL;
     for (int id = 0; id < NIDS; id++) e.size[id] = 1;
@@ -379,6 +378,9 @@ static em_tensor *tensordot_impl(const em_tensor *a, const em_tensor *b, int n, 
     for (int i = 0; i < n; i++) {
         int x = em_wrap_dim(da[i], a->ndim, "tensordot"), y = x < 0 ? -1 : em_wrap_dim(db[i], b->ndim, "tensordot");
         if (x < 0 || y < 0) return NULL;
+        if (x >= a->ndim || y >= b->ndim) /* a 0-d operand has no dim to contract */
+            return em_error(EM_ERR_INDEX, "tensordot: Dimension out of range: a 0-d tensor has no dim %d",
+                            x >= a->ndim ? da[i] : db[i]);
         if (used_a[x] || used_b[y])
             return em_error(EM_ERR_SHAPE, "dim %d appears multiple times in the list of dims", used_a[x] ? x : y);
         int64_t s1 = a->sizes[x], s2 = b->sizes[y];

@@ -697,6 +697,7 @@ TEST(tensordot)
     CHECK(check_against(r, ref_einsum("ij,kj->", 2, (const em_tensor *[]){a, b}), EM_F64, 6));
     em_tensor *s = em_tensor_scalar(2, EM_F64), *t = em_tensor_scalar(3, EM_F64), *st = em_tensordot(s, t, 0);
     CHECK(st && em_ndim(st) == 0 && tval(st, 0) == 6);
+    CHECK_ERR(em_tensordot(s, t, 1), EM_ERR_INDEX);
     /* errors */
     em_tensor *c = em_zeros(SHAPE(3, 4), EM_F64), *f = em_zeros(SHAPE(3, 4), EM_F32), *o = em_empty(SHAPE(1), EM_F32);
     CHECK_ERR(em_tensordot_dims(a, c, 1, (const int[]){1}, (const int[]){1}), EM_ERR_SHAPE);
