@@ -58,36 +58,50 @@ static void copy_mat(em_dtype dt_dst, char *dst, int64_t drs, int64_t dcs, em_dt
         em_cast_table[dt_dst][dt_src](dst + i * drs * dsz, dcs * dsz, src + i * srs * ssz, scs * ssz, cols);
 }
 
-/* ---- naive loops: integers, and floats too large for BLAS's int sizes --- */
+/* ---- plain loops: integers, and floats too large for BLAS's int sizes ---- */
 /* alpha and beta become the integer type first, as PyTorch's Scalar.to<T>(). */
 static int64_t to_i64(double v) { return v >= -9.2e18 && v <= 9.2e18 ? (int64_t)v : 0; }
 
-/* Integers accumulate in uint64_t: wrapping, and the same low bits as the
- * type's own wrapping arithmetic. Floats accumulate in double. */
-#define NAIVE_GEMM(DT, ACC, WIDEN, SCALAR)                                                          \
-    static void naive_##DT(int64_t M, int64_t N, int64_t K, double alpha_d, mat A, mat B, double beta_d, \
-                           mat C)                                                                   \
-    {                                                                                               \
-        typedef em_##DT##_t T;                                                                      \
-        const ACC alpha = SCALAR(alpha_d), beta = SCALAR(beta_d);                                   \
-        for (int64_t i = 0; i < M; i++)                                                             \
-            for (int64_t j = 0; j < N; j++) {                                                       \
-                ACC acc = 0;                                                                        \
-                for (int64_t k = 0; k < K; k++)                                                     \
-                    acc += WIDEN(((const T *)A.p)[i * A.rs + k * A.cs]) *                           \
-                           WIDEN(((const T *)B.p)[k * B.rs + j * B.cs]);                            \
-                T *c = (T *)C.p + i * C.rs + j * C.cs;                                              \
-                *c = (T)(beta_d == 0 ? alpha * acc : beta * WIDEN(*c) + alpha * acc);               \
-            }                                                                                       \
+/* Integer products wrap: they accumulate in an unsigned type at least as wide
+ * as T (uint32_t up to int32, which vectorizes; uint64_t for int64), whose low
+ * bits are those of T's own wrapping arithmetic. Floats accumulate in double.
+ * C's row is built in chunks of NAIVE_CHUNK accumulators, so that the inner
+ * loop runs along a row of B. */
+#define NAIVE_CHUNK 256
+#define NAIVE_GEMM(DT, ACC, SCALAR)                                                                         \
+    EM_SIMD static void naive_##DT(int64_t M, int64_t N, int64_t K, double alpha_d, mat A, mat B,           \
+                                   double beta_d, mat C)                                                    \
+    {                                                                                                       \
+        typedef em_##DT##_t T;                                                                              \
+        typedef ACC acc_t;                                                                                  \
+        const acc_t alpha = SCALAR(alpha_d), beta = SCALAR(beta_d);                                         \
+        acc_t acc[NAIVE_CHUNK];                                                                             \
+        for (int64_t i = 0; i < M; i++)                                                                     \
+            for (int64_t j0 = 0; j0 < N; j0 += NAIVE_CHUNK) {                                               \
+                const int64_t n = N - j0 < NAIVE_CHUNK ? N - j0 : NAIVE_CHUNK;                              \
+                for (int64_t j = 0; j < n; j++) acc[j] = 0;                                                 \
+                for (int64_t k = 0; k < K; k++) {                                                           \
+                    const acc_t a = (acc_t)((const T *)A.p)[i * A.rs + k * A.cs];                           \
+                    const T *b = (const T *)B.p + k * B.rs + j0 * B.cs;                                     \
+                    if (B.cs == 1)                                                                          \
+                        for (int64_t j = 0; j < n; j++) acc[j] += a * (acc_t)b[j];                          \
+                    else                                                                                    \
+                        for (int64_t j = 0; j < n; j++) acc[j] += a * (acc_t)b[j * B.cs];                   \
+                }                                                                                           \
+                T *c = (T *)C.p + i * C.rs + j0 * C.cs;                                                     \
+                for (int64_t j = 0; j < n; j++)                                                             \
+                    c[j * C.cs] = (T)(beta_d == 0 ? alpha * acc[j] : beta * (acc_t)c[j * C.cs] + alpha * acc[j]); \
+            }                                                                                               \
     }
-#define INT_WIDEN(x) ((uint64_t)(int64_t)(x))
-#define INT_SCALAR(v) ((uint64_t)(int64_t)(T)to_i64(v))
-#define FLOAT_WIDEN(x) ((double)(x))
+#define INT_SCALAR(v) ((acc_t)(T)to_i64(v))
 #define FLOAT_SCALAR(v) (v)
-#define NAIVE_INT(DT) NAIVE_GEMM(DT, uint64_t, INT_WIDEN, INT_SCALAR)
-#define NAIVE_FLOAT(DT) NAIVE_GEMM(DT, double, FLOAT_WIDEN, FLOAT_SCALAR)
-EM_FOR_INTS(NAIVE_INT)
-EM_FOR_FLOATS(NAIVE_FLOAT)
+NAIVE_GEMM(U8, uint32_t, INT_SCALAR)
+NAIVE_GEMM(I8, uint32_t, INT_SCALAR)
+NAIVE_GEMM(I16, uint32_t, INT_SCALAR)
+NAIVE_GEMM(I32, uint32_t, INT_SCALAR)
+NAIVE_GEMM(I64, uint64_t, INT_SCALAR)
+NAIVE_GEMM(F32, double, FLOAT_SCALAR)
+NAIVE_GEMM(F64, double, FLOAT_SCALAR)
 
 typedef void (*naive_fn)(int64_t, int64_t, int64_t, double, mat, mat, double, mat);
 #define NAIVE_ENTRY(DT) [EM_##DT] = naive_##DT,

@@ -346,6 +346,12 @@ TEST(addmm_family_edge_cases)
     CHECK(r8 && tval(r8, 0) == 6);
     em_tensor *u1 = em_full(SHAPE(2, 16), 15, EM_U8), *u2 = em_full(SHAPE(16, 2), 15, EM_U8), *r9 = em_mm(u1, u2);
     CHECK(r9 && tval(r9, 0) == (3600 % 256));
+    em_tensor *w1 = em_full(SHAPE(1, 2), 65536, EM_I32), *w2 = em_full(SHAPE(2, 1), -65536, EM_I32), *r10 = em_mm(w1, w2);
+    em_tensor *l1 = em_full(SHAPE(1, 3), 1099511627776.0, EM_I64), *l2 = em_full(SHAPE(3), (1 << 30) + 3, EM_I64);
+    em_tensor *r11 = em_mv(l1, l2);
+    CHECK(r10 && tval(r10, 0) == 0);                     /* -2^33 wraps to 0 in int32 */
+    CHECK(r11 && tval(r11, 0) == 9 * 1099511627776.0); /* 2^40 (2^30 + 3) = 2^70 + 3 2^40 wraps */
+    REL(w1, w2, r10, l1, l2, r11);
     REL(m1, m2, v, nan35, nan3, r1, r2, d3, r3, e1, e2, in, r4, r5, z1, z2, inb, r6, i1, i2, ini, r7, i3, i4, ci, r8, u1, u2, r9);
 }
 
