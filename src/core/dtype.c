@@ -22,13 +22,6 @@ bool em_dtype_is_signed(em_dtype dt)
     return em_dtype_valid(dt) && (em_dtypes[dt].kind == 'i' || em_dtypes[dt].kind == 'f');
 }
 
-/* PyTorch's ScalarType names, for messages that quote them ("expected scalar
- * type Float but found Double", "not implemented for 'Bool'"). */
-static const char *const scalar_type_names[EM_DTYPE_COUNT] = {
-    [EM_U8] = "Byte", [EM_I8] = "Char", [EM_I16] = "Short", [EM_I32] = "Int", [EM_I64] = "Long",
-    [EM_F16] = "Half", [EM_F32] = "Float", [EM_F64] = "Double", [EM_BOOL] = "Bool", [EM_BF16] = "BFloat16",
-};
-const char *em_dtype_scalar_name(em_dtype dt) { return em_dtype_valid(dt) ? scalar_type_names[dt] : "invalid"; }
 
 /* PyTorch's promoteTypes, in dtypes.def order. */
 #define u1 EM_U8

@@ -44,8 +44,6 @@ typedef struct em_dtype_traits {
     char kind; /* 'b' 'u' 'i' 'f' */
 } em_dtype_traits;
 extern const em_dtype_traits em_dtypes[EM_DTYPE_COUNT];
-/* PyTorch's ScalarType name of a dtype ("Float", "Long", "BFloat16"). */
-const char *em_dtype_scalar_name(em_dtype dt);
 
 static inline bool em_dtype_valid(int dt) { return dt >= 0 && dt < EM_DTYPE_COUNT; }
 

@@ -162,6 +162,7 @@ static const mcase matmul_cases[] = {
 
 TEST(matmul_every_case_and_dtype)
 {
+    COVER(EM_OP_matmul);
     for (size_t c = 0; c < sizeof matmul_cases / sizeof *matmul_cases; c++) {
         const mcase *mc = &matmul_cases[c];
         for (int di = 0; di < NPRODUCT_DTYPES; di++) {
@@ -252,7 +253,7 @@ TEST(mm_bmm_mv_dot_vdot)
         CHECK(check_against(o5, ref_matmul(v, w), dt, 4));
         REL(a, b, ba, bb, v, w, mm, bmm, mv, dot, vdot, o1, o2, o3, o4, o5);
     }
-    COVER(EM_OP_mm, EM_OP_bmm, EM_OP_mv, EM_OP_dot);
+    COVER(EM_OP_mm, EM_OP_bmm, EM_OP_mv, EM_OP_dot, EM_OP_vdot);
 }
 
 /* ---- beta * input + alpha * product ---------------------------------------------- */
@@ -592,6 +593,7 @@ static const ecase einsum_cases[] = {
 
 TEST(einsum_against_loops)
 {
+    COVER(EM_OP_einsum);
     const em_dtype dts[] = {EM_F64, EM_F32, EM_BF16};
     for (size_t c = 0; c < sizeof einsum_cases / sizeof *einsum_cases; c++) {
         const ecase *ec = &einsum_cases[c];
@@ -682,6 +684,7 @@ TEST(einsum_errors)
 /* ---- tensordot ---------------------------------------------------------------------- */
 TEST(tensordot)
 {
+    COVER(EM_OP_tensordot);
     const em_dtype dts[] = {EM_F64, EM_F32, EM_I64};
     for (int di = 0; di < 3; di++) {
         em_dtype dt = dts[di];
@@ -720,6 +723,7 @@ TEST(tensordot)
 /* ---- outer, kron, trace ----------------------------------------------------------------- */
 TEST(outer_and_ger)
 {
+    COVER(EM_OP_outer);
     const em_dtype dts[] = {EM_F32, EM_F16, EM_I64, EM_BOOL, EM_U8};
     for (int di = 0; di < 5; di++) {
         em_dtype dt = dts[di];
@@ -770,6 +774,7 @@ static ref ref_kron(const em_tensor *a, const em_tensor *b)
 
 TEST(kron)
 {
+    COVER(EM_OP_kron);
     static const mcase cases[] = {{2, 2, {2, 3}, {4, 2}}, {2, 3, {2, 3}, {4, 1, 5}}, {1, 2, {3}, {2, 2}},
                                   {0, 2, {0}, {2, 3}},    {0, 0, {0}, {0}},          {2, 2, {2, 0}, {3, 3}}};
     const em_dtype dts[] = {EM_F64, EM_I32, EM_BOOL, EM_F16};
