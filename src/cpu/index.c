@@ -180,20 +180,66 @@ typedef struct engine {
     int64_t esize;
 } engine;
 
+/* Byte offset the index tensors add at element i of a row. */
+static inline int64_t index_offset(const engine *e, char *const *ptrs, const int64_t *strides, int64_t i)
+{
+    const em_index_plan *p = e->p;
+    int64_t off = 0;
+    for (int k = 0; k < p->nindex; k++) {
+        int64_t v = *(const int64_t *)(ptrs[2 + k] + i * strides[2 + k]);
+        off += (v < 0 ? v + p->bound[k] : v) * e->stride[k]; /* validated: v >= 0 unless wrapping */
+    }
+    return off;
+}
+
+/* Fast path of plain copies with one index tensor (gather, take, scatter,
+ * index_put): no address arrays. Agrees with the general path (the tests
+ * run both: several index tensors take the general one). */
+#define COPY_ONE_INDEX(T)                                                                     \
+    static void copy_one_index_##T(const engine *e, char *const *ptrs, const int64_t *st, int64_t n) \
+    {                                                                                         \
+        const int64_t bound = e->p->bound[0], stride = e->stride[0];                           \
+        for (int64_t i = 0; i < n; i++) {                                                     \
+            int64_t v = *(const int64_t *)(ptrs[2] + i * st[2]);                              \
+            int64_t off = (v < 0 ? v + bound : v) * stride;                                   \
+            if (e->p->scatter)                                                                \
+                *(T *)(ptrs[0] + i * st[0] + off) = *(const T *)(ptrs[1] + i * st[1]);        \
+            else                                                                              \
+                *(T *)(ptrs[0] + i * st[0]) = *(const T *)(ptrs[1] + i * st[1] + off);        \
+        }                                                                                     \
+    }
+COPY_ONE_INDEX(uint8_t)
+COPY_ONE_INDEX(uint16_t)
+COPY_ONE_INDEX(uint32_t)
+COPY_ONE_INDEX(uint64_t)
+
 static void engine_row(void *ctx, char **ptrs, const int64_t *strides, int64_t n)
 {
     const engine *e = ctx;
     const em_index_plan *p = e->p;
+    bool fixed = true; /* no index moves along the row (index_select, x[i] rows): one offset */
+    for (int k = 0; k < p->nindex; k++) fixed &= strides[2 + k] == 0;
+    int64_t off = fixed ? index_offset(e, ptrs, strides, 0) : 0;
+    bool copy = p->mode == EM_INDEX_ASSIGN && !e->fixed_src;
+    if (copy && fixed && strides[0] == e->esize && strides[1] == e->esize) {
+        memcpy(ptrs[0] + (p->scatter ? off : 0), ptrs[1] + (p->scatter ? 0 : off), (size_t)(n * e->esize));
+        return;
+    }
+    if (copy && !fixed && p->nindex == 1) {
+        switch (e->esize) {
+        case 1: copy_one_index_uint8_t(e, ptrs, strides, n); return;
+        case 2: copy_one_index_uint16_t(e, ptrs, strides, n); return;
+        case 4: copy_one_index_uint32_t(e, ptrs, strides, n); return;
+        default: copy_one_index_uint64_t(e, ptrs, strides, n); return;
+        }
+    }
     char *dp[CHUNK];
     const char *sp[CHUNK];
     for (int64_t done = 0; done < n; done += CHUNK) {
         int64_t m = n - done < CHUNK ? n - done : CHUNK;
         for (int64_t j = 0; j < m; j++) {
-            int64_t i = done + j, off = 0;
-            for (int k = 0; k < p->nindex; k++) {
-                int64_t v = *(const int64_t *)(ptrs[2 + k] + i * strides[2 + k]);
-                off += (v < 0 ? v + p->bound[k] : v) * e->stride[k]; /* validated: v >= 0 unless wrapping */
-            }
+            int64_t i = done + j;
+            if (!fixed) off = index_offset(e, ptrs, strides, i);
             dp[j] = ptrs[0] + i * strides[0] + (p->scatter ? off : 0);
             sp[j] = e->fixed_src ? e->fixed_src : ptrs[1] + i * strides[1] + (p->scatter ? 0 : off);
         }

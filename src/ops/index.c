@@ -92,8 +92,6 @@ em_status em_index_no_overlap(const em_tensor *written, const em_tensor *read, c
     return EM_OK;
 }
 
-em_status em_index_no_internal_overlap(const em_tensor *t, const char *op) { return em_check_overlap(t, NULL, op); }
-
 em_status em_index_same_device(const em_tensor *self, int n, const em_tensor *const *ts, const char *op)
 {
     em_device a = self->storage->device;
@@ -118,7 +116,7 @@ em_status em_index_write_out(em_tensor *out, em_tensor *r, int n, const em_tenso
                      em_dtypes[r->dtype].name, em_dtypes[out->dtype].name);
     } else {
         st = em_index_same_device(out, n, inputs, op);
-        if (!st) st = em_index_no_internal_overlap(out, op);
+        if (!st) st = em_check_overlap(out, NULL, op);
         for (int k = 0; k < n && !st; k++) st = em_index_no_overlap(out, inputs[k], op);
         bool fits = out->ndim == r->ndim && !memcmp(out->sizes, r->sizes, r->ndim * sizeof *r->sizes);
         if (!st && !fits) st = em_resize_(out, r->ndim, r->sizes);
@@ -126,6 +124,11 @@ em_status em_index_write_out(em_tensor *out, em_tensor *r, int n, const em_tenso
     }
     em_release(r);
     return st;
+}
+
+em_tensor *em_index_clone(const em_tensor *self, const char *op)
+{
+    return self ? em_clone(self) : em_error(EM_ERR_VALUE, "%s: self is NULL", op);
 }
 
 em_tensor *em_index_finish(em_tensor *clone, em_status inplace_status)
@@ -298,7 +301,7 @@ em_status em_put_(em_tensor *self, const em_tensor *index, const em_tensor *sour
                        "source.numel() = %lld, index.numel() = %lld", op, (long long)em_numel(source),
                        (long long)em_numel(index));
     if (em_numel(self) == 0 && em_numel(index) > 0) return em_fail(EM_ERR_INDEX, "%s: tried to put into an empty tensor", op);
-    if (em_index_no_internal_overlap(self, op) || em_index_no_overlap(self, source, op) ||
+    if (em_check_overlap(self, NULL, op) || em_index_no_overlap(self, source, op) ||
         em_index_no_overlap(self, index, op))
         return em_error_code();
     em_status st;
@@ -317,6 +320,6 @@ em_status em_put_(em_tensor *self, const em_tensor *index, const em_tensor *sour
 
 em_tensor *em_put(const em_tensor *self, const em_tensor *index, const em_tensor *source, bool accumulate)
 {
-    em_tensor *r = self ? em_clone(self) : em_error(EM_ERR_VALUE, "put(): self is NULL");
+    em_tensor *r = em_index_clone(self, "put()");
     return em_index_finish(r, r ? em_put_(r, index, source, accumulate) : em_error_code());
 }

@@ -191,7 +191,7 @@ em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices,
     em_index_plan_init(&p);
     em_tensor *view = NULL, *src = NULL;
     em_status st = adv_prepare(&a, self, n, indices, op);
-    if (!st) st = em_index_no_internal_overlap(self, op);
+    if (!st) st = em_check_overlap(self, NULL, op);
     if (!st) st = em_index_no_overlap(self, values, op);
     for (int k = 0; k < n && !st; k++) st = em_index_no_overlap(self, indices[k], op);
     if (!st && !(src = em_expand(values, a.ndim, a.shape)))
@@ -213,6 +213,6 @@ em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices,
 em_tensor *em_index_put(const em_tensor *self, int n, const em_tensor *const *indices, const em_tensor *values,
                         bool accumulate)
 {
-    em_tensor *r = self ? em_clone(self) : em_error(EM_ERR_VALUE, "index_put: self is NULL");
+    em_tensor *r = em_index_clone(self, "index_put");
     return em_index_finish(r, r ? em_index_put_(r, n, indices, values, accumulate) : em_error_code());
 }

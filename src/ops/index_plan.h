@@ -84,14 +84,15 @@ int64_t em_index_size_at(const em_tensor *t, int d);
  * tensor refer to a single memory location") if `written` and `read` share
  * memory, fully or in part. NULL read: no check. */
 em_status em_index_no_overlap(const em_tensor *written, const em_tensor *read, const char *op);
-/* Errors if t's elements overlap each other (a written tensor). */
-em_status em_index_no_internal_overlap(const em_tensor *t, const char *op);
 /* Every tensor on self's device. */
 em_status em_index_same_device(const em_tensor *self, int n, const em_tensor *const *ts, const char *op);
 /* The out= tail: checks out's dtype equals r's, its overlap with `inputs`,
  * then resizes out and copies r into it. Consumes r (NULL: returns the
  * pending error). */
 em_status em_index_write_out(em_tensor *out, em_tensor *r, int n, const em_tensor *const *inputs, const char *op);
+/* Out-of-place forms run the in-place op on em_index_clone(self) (a
+ * contiguous copy; NULL self is an error), then em_index_finish. */
+em_tensor *em_index_clone(const em_tensor *self, const char *op);
 /* An in-place op run out of place: a contiguous clone of self, changed by
  * `inplace_status` (the status the in-place call returned on the clone).
  * Releases the clone on error. */

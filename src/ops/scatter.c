@@ -177,7 +177,7 @@ static em_status scatter_(em_tensor *self, int dim, const em_tensor *index, cons
         return em_fail(EM_ERR_DTYPE, "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
     if (em_numel(index) == 0) return EM_OK;
     if (scatter_shapes(self, d, index, src_is_value ? NULL : src, op)) return em_error_code();
-    if (em_index_no_internal_overlap(self, op) || em_index_no_overlap(self, src, op) ||
+    if (em_check_overlap(self, NULL, op) || em_index_no_overlap(self, src, op) ||
         em_index_no_overlap(self, index, op))
         return em_error_code();
     em_status st;
@@ -251,31 +251,25 @@ em_status em_scatter_reduce_(em_tensor *self, int dim, const em_tensor *index, c
     return reduce_kind(reduce, include_self, &k) ? em_error_code() : scatter_(self, dim, index, src, false, &k);
 }
 
-/* Out-of-place forms: the in-place op on a clone of self. */
-static em_tensor *clone_of(const em_tensor *self, const char *op)
-{
-    return self ? em_clone(self) : em_error(EM_ERR_VALUE, "%s: self is NULL", op);
-}
-
 em_tensor *em_scatter(const em_tensor *self, int dim, const em_tensor *index, const em_tensor *src, const char *reduce)
 {
-    em_tensor *r = clone_of(self, "scatter()");
+    em_tensor *r = em_index_clone(self, "scatter()");
     return em_index_finish(r, r ? em_scatter_(r, dim, index, src, reduce) : em_error_code());
 }
 em_tensor *em_scatter_value(const em_tensor *self, int dim, const em_tensor *index, double value, const char *reduce)
 {
-    em_tensor *r = clone_of(self, "scatter()");
+    em_tensor *r = em_index_clone(self, "scatter()");
     return em_index_finish(r, r ? em_scatter_value_(r, dim, index, value, reduce) : em_error_code());
 }
 em_tensor *em_scatter_add(const em_tensor *self, int dim, const em_tensor *index, const em_tensor *src)
 {
-    em_tensor *r = clone_of(self, "scatter_add()");
+    em_tensor *r = em_index_clone(self, "scatter_add()");
     return em_index_finish(r, r ? em_scatter_add_(r, dim, index, src) : em_error_code());
 }
 em_tensor *em_scatter_reduce(const em_tensor *self, int dim, const em_tensor *index, const em_tensor *src,
                              const char *reduce, bool include_self)
 {
-    em_tensor *r = clone_of(self, "scatter_reduce()");
+    em_tensor *r = em_index_clone(self, "scatter_reduce()");
     return em_index_finish(r, r ? em_scatter_reduce_(r, dim, index, src, reduce, include_self) : em_error_code());
 }
 
@@ -331,7 +325,7 @@ static em_status index_prologue(em_tensor *self, int dim, const em_tensor *index
 {
     if (!self || !index) return em_fail(EM_ERR_VALUE, "%s: argument is NULL", op);
     if ((*d = em_wrap_dim(dim, self->ndim, op)) < 0) return em_error_code();
-    if (!writes_overlap_ok && em_index_no_internal_overlap(self, op)) return em_error_code();
+    if (!writes_overlap_ok && em_check_overlap(self, NULL, op)) return em_error_code();
     if (em_index_no_overlap(self, read, op) || em_index_no_overlap(self, index, op)) return em_error_code();
     *idx = em_to_dtype(index, EM_I64);
     return *idx ? EM_OK : em_error_code();
@@ -474,22 +468,22 @@ em_status em_index_fill_(em_tensor *self, int dim, const em_tensor *index, doubl
 
 em_tensor *em_index_add(const em_tensor *self, int dim, const em_tensor *index, const em_tensor *source, double alpha)
 {
-    em_tensor *r = clone_of(self, "index_add()");
+    em_tensor *r = em_index_clone(self, "index_add()");
     return em_index_finish(r, r ? em_index_add_(r, dim, index, source, alpha) : em_error_code());
 }
 em_tensor *em_index_copy(const em_tensor *self, int dim, const em_tensor *index, const em_tensor *source)
 {
-    em_tensor *r = clone_of(self, "index_copy()");
+    em_tensor *r = em_index_clone(self, "index_copy()");
     return em_index_finish(r, r ? em_index_copy_(r, dim, index, source) : em_error_code());
 }
 em_tensor *em_index_fill(const em_tensor *self, int dim, const em_tensor *index, double value)
 {
-    em_tensor *r = clone_of(self, "index_fill()");
+    em_tensor *r = em_index_clone(self, "index_fill()");
     return em_index_finish(r, r ? em_index_fill_(r, dim, index, value) : em_error_code());
 }
 em_tensor *em_index_fill_tensor(const em_tensor *self, int dim, const em_tensor *index, const em_tensor *value)
 {
-    em_tensor *r = clone_of(self, "index_fill()");
+    em_tensor *r = em_index_clone(self, "index_fill()");
     return em_index_finish(r, r ? em_index_fill_tensor_(r, dim, index, value) : em_error_code());
 }
 

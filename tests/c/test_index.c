@@ -105,6 +105,9 @@ TEST(index_select_edges_and_errors)
     CHECK_ERR(em_index_select(x, 0, i2), EM_ERR_INDEX);
     CHECK_ERR(em_index_select(x, 2, z), EM_ERR_INDEX);
     CHECK_ERR(em_index_select(empty, 0, z), EM_ERR_RUNTIME);
+    em_tensor *e30 = em_zeros(SHAPE(3, 0), EM_F32);
+    CHECK_ERR(em_index_select(e30, 0, ib), EM_ERR_INDEX); /* checked though nothing is read, as PyTorch */
+    em_release(e30);
     /* out=: resized when its shape differs; dtype must match; unchanged on error */
     em_tensor *out = em_zeros(SHAPE(5), EM_F32), *outd = em_zeros(SHAPE(2), EM_F64);
     CHECK(em_index_select_out(out, x, 0, i0) == EM_OK && tshape_is(out, SHAPE(1, 4)) && tval(out, 0) == tval(x, 8));

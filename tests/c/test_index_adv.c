@@ -120,6 +120,10 @@ TEST(index_masks_and_empty)
     em_tensor *none = em_zeros(SHAPE(0), EM_I64), *re = em_index(x, 2, LIST(NULL, none));
     em_tensor *ez = em_zeros(SHAPE(0, 3), EM_F32), *rz = em_index(ez, 1, LIST(none));
     CHECK(re && tshape_is(re, SHAPE(2, 0, 4)) && rz && tshape_is(rz, SHAPE(0, 3)));
+    /* nothing read, nothing checked (as PyTorch and NumPy): an empty result ignores bad values */
+    em_tensor *e3 = em_zeros(SHAPE(2, 2, 0), EM_F32), *far = em_full(SHAPE(1), -3, EM_I64), *ef = em_index(e3, 1, LIST(far));
+    CHECK(ef && tshape_is(ef, SHAPE(1, 2, 0)) && em_index_put_(e3, 1, LIST(far), ef, true) == EM_OK);
+    RELEASE(e3, far, ef);
     /* errors (IndexError, as PyTorch's indexing) */
     em_tensor *i32 = em_to_dtype(j, EM_I32), *fl = em_to_dtype(j, EM_F32), *bad = em_full(SHAPE(1), 2, EM_I64);
     em_tensor *mbad = em_zeros(SHAPE(3, 3), EM_BOOL), *jb = em_zeros(SHAPE(3), EM_I64), *zero = em_zeros(SHAPE(1), EM_I64);
