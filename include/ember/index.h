@@ -15,7 +15,8 @@
  * - `self`, `src`/`source`/`values` and results share one dtype (PyTorch's
  *   index ops do not promote); out= tensors must have that dtype too, and are
  *   resized when their shape differs. In-place forms (`_`) and out= reject a
- *   written tensor whose elements overlap each other or an input.
+ *   written tensor whose elements overlap each other (index_fill_, which
+ *   writes one value, allows it) or an input.
  * - Duplicate indices: accumulating forms (scatter_add, scatter_reduce,
  *   index_add, put/index_put with accumulate) combine every contribution;
  *   plain writes keep one of them. Writes run on one thread. */
@@ -48,7 +49,9 @@ em_status em_take_along_dim_flat_out(em_tensor *out, const em_tensor *self, cons
 
 /* self[index[i][j]][j] = src[i][j] (dim 0); shapes as gather, and
  * index.size(d) <= src.size(d). `reduce` is NULL, "add" or "multiply"
- * (PyTorch's older reduce argument); the _value forms scatter a scalar. */
+ * (PyTorch's older reduce argument). The _value forms scatter a scalar
+ * (converted to self's dtype: for int64 beyond 2^53 pass a 0-d tensor
+ * expanded to index's shape as src instead). */
 em_tensor *em_scatter(const em_tensor *self, int dim, const em_tensor *index, const em_tensor *src, const char *reduce);
 em_status em_scatter_(em_tensor *self, int dim, const em_tensor *index, const em_tensor *src, const char *reduce);
 em_status em_scatter_out(em_tensor *out, const em_tensor *self, int dim, const em_tensor *index,

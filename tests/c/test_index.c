@@ -540,6 +540,14 @@ TEST(index_large_threads_and_duplicates)
     const float *xp = em_data_ptr(x), *rp = em_data_ptr(r);
     const int64_t *ip = em_data_ptr(idx);
     for (int64_t i = 0; i < n; i++) CHECK(rp[2 * i] == xp[2 * ip[i]] && rp[2 * i + 1] == xp[2 * ip[i] + 1]);
+    /* an index per element (one index tensor; then two: the general path) */
+    em_tensor *cols = tints(EM_I64, SHAPE(n, 2), 0, 2), *g = em_gather(x, 1, cols);
+    em_tensor *rows = em_view(idx, SHAPE(n, 1)), *adv = em_index(x, 2, (const em_tensor *const[]){rows, cols});
+    CHECK(g && adv && tshape_is(adv, SHAPE(n, 2)));
+    const float *gp = em_data_ptr(g), *ap2 = em_data_ptr(adv);
+    const int64_t *cp = em_data_ptr(cols);
+    for (int64_t i = 0; i < 2 * n; i++) CHECK(gp[i] == xp[2 * (i / 2) + cp[i]] && ap2[i] == xp[2 * ip[i / 2] + cp[i]]);
+    RELEASE(cols, g, rows, adv);
     /* many duplicates, all summed: every one of 16 bins gets n/16 ones */
     em_tensor *bins = em_zeros(SHAPE(16), EM_I64), *ones = em_ones(SHAPE(n), EM_I64), *ar = em_empty(SHAPE(n), EM_I64);
     int64_t *ap = em_data_ptr(ar);
