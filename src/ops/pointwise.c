@@ -41,6 +41,7 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
     }
     em_dtype compute, result;
     pointwise_dtypes(op, nin, in, &compute, &result);
+    if (nin == 1 && em_unary_check_params(op, compute, params)) return NULL;
 
     if (mode == MODE_NEW) {
         bool like = in[0]->ndim == ndim && !memcmp(in[0]->sizes, shape, ndim * sizeof *shape);
