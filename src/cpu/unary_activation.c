@@ -1,6 +1,7 @@
 /* CPU kernels of the activation functions (include/ember/ops/unary.def),
  * floating inputs only except sigmoid (EM_RULE_FLOAT). The float32 loops
- * of sigmoid, gelu, silu and mish are the vectorizable unary_vecmath.h;
+ * of sigmoid, logsigmoid, gelu, silu, mish and softplus are the
+ * vectorizable unary_vecmath.h;
  * float64 uses libm, with the same formulas where they avoid overflow or
  * cancellation. (relu, relu6 and hardtanh are clamps: unary.c.) */
 #include "unary_ops.h"
@@ -17,7 +18,7 @@ UNARY_FLOATS(sigmoid, em_vsigmoidf(a), mul_sigmoid(1.0, a))
 UNARY_FLOATS(silu, em_vsiluf(a), mul_sigmoid(a, a))
 UNARY_FLOATS(mish, em_vmishf(a), a * tanh(log1p(exp(a))))
 /* log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) */
-UNARY_FLOATS(logsigmoid, (a < 0 ? a : 0.0f) - log1pf(em_vexpf(-fabsf(a))), (a < 0 ? a : 0.0) - log1p(exp(-fabs(a))))
+UNARY_FLOATS(logsigmoid, (a < 0 ? a : 0.0f) - em_vlog1pf(em_vexpf(-fabsf(a))), (a < 0 ? a : 0.0) - log1p(exp(-fabs(a))))
 
 /* gelu: approximate 0 is x * Phi(x) (erf), 1 the tanh form (the op layer
  * rejects other values). */
@@ -31,7 +32,7 @@ em_status cpu_gelu(const em_call *c) { return cpu_pointwise(c, c->f[0] == 0 ? ge
     EM_UNARY_LOOP_P(softplus_##DT, TA, TA, const TA beta = (TA)p[0];                      \
                     const TA threshold = (TA)p[1];,                                       \
                     a * beta > threshold ? a : LOG1P(EXP(a * beta)) / beta)
-SOFTPLUS(F32, float, em_vexpf, log1pf)
+SOFTPLUS(F32, float, em_vexpf, em_vlog1pf)
 SOFTPLUS(F64, double, exp, log1p)
 CPU_POINTWISE(softplus, L(softplus, F32) L(softplus, F64))
 
@@ -51,7 +52,12 @@ em_status cpu_selu(const em_call *c)
     return cpu_pointwise_params(c, elu_loops, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946, 1.0);
 }
 
-UNARY_FLOATS(leaky_relu, a > 0 ? a : a * (float)p[0], a > 0 ? a : a * p[0])
+/* (params are read before the loop: a load of p inside the conditional
+ * would keep it from vectorizing) */
+#define LEAKY_RELU(DT, TA) EM_UNARY_LOOP_P(leaky_relu_##DT, TA, TA, const TA slope = (TA)p[0];, a > 0 ? a : a * slope)
+LEAKY_RELU(F32, float)
+LEAKY_RELU(F64, double)
+CPU_POINTWISE(leaky_relu, L(leaky_relu, F32) L(leaky_relu, F64))
 
 /* hardsigmoid = clamp(x + 3, 0, 6) / 6 and hardswish = x * that, keeping
  * NaN as PyTorch's std::min/std::max order does */

@@ -1,7 +1,7 @@
 /* CPU kernels of the transcendental unary ops (include/ember/ops/unary.def):
  * exponentials and logarithms, roots, trigonometric and hyperbolic
  * functions, erf and its inverse. Integral inputs arrive as float
- * (EM_RULE_FLOAT). float32 exp and tanh use the vectorizable
+ * (EM_RULE_FLOAT). float32 exp, log, log1p and tanh use the vectorizable
  * unary_vecmath.h; the rest is libm. */
 #include "unary_ops.h"
 #include "unary_vecmath.h"
@@ -9,10 +9,10 @@
 UNARY_FLOATS(exp, em_vexpf(a), exp(a))
 UNARY_LIBM(exp2, exp2)
 UNARY_LIBM(expm1, expm1)
-UNARY_LIBM(log, log)
+UNARY_FLOATS(log, em_vlogf(a), log(a))
 UNARY_LIBM(log2, log2)
 UNARY_LIBM(log10, log10)
-UNARY_LIBM(log1p, log1p)
+UNARY_FLOATS(log1p, em_vlog1pf(a), log1p(a))
 UNARY_LIBM(sqrt, sqrt)
 UNARY_FLOATS(rsqrt, 1.0f / sqrtf(a), 1.0 / sqrt(a))
 UNARY_FLOATS(reciprocal, 1.0f / a, 1.0 / a)
