@@ -1,9 +1,8 @@
 /* CPU kernels of the activation functions (include/ember/ops/unary.def),
- * floating inputs only except sigmoid (EM_RULE_FLOAT). The float32 loops
- * of sigmoid, logsigmoid, gelu, silu, mish and softplus are the
- * vectorizable unary_vecmath.h;
- * float64 uses libm, with the same formulas where they avoid overflow or
- * cancellation. (relu, relu6 and hardtanh are clamps: unary.c.) */
+ * floating inputs only except sigmoid (EM_RULE_FLOAT). Their float32 loops
+ * use the vectorizable unary_vecmath.h; float64 uses libm, with the same
+ * formulas where they avoid overflow or cancellation. (relu, relu6 and
+ * hardtanh are clamps: unary.c.) */
 #include "unary_ops.h"
 #include "unary_vecmath.h"
 
@@ -42,7 +41,7 @@ CPU_POINTWISE(softplus, L(softplus, F32) L(softplus, F64))
     EM_UNARY_LOOP_P(elu_##DT, TA, TA, const TA neg_scale = (TA)p[0] * (TA)p[1];                \
                     const TA pos_scale = (TA)p[1]; const TA input_scale = (TA)p[2];,           \
                     a <= 0 ? EXPM1(a * input_scale) * neg_scale : a * pos_scale)
-ELU(F32, float, expm1f)
+ELU(F32, float, em_vexpm1f)
 ELU(F64, double, expm1)
 static const em_loop_fn elu_loops[EM_DTYPE_COUNT] = {L(elu, F32) L(elu, F64)};
 em_status cpu_elu(const em_call *c) { return cpu_pointwise_params(c, elu_loops, c->f[0], 1.0, 1.0); }

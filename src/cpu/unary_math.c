@@ -1,14 +1,14 @@
 /* CPU kernels of the transcendental unary ops (include/ember/ops/unary.def):
  * exponentials and logarithms, roots, trigonometric and hyperbolic
  * functions, erf and its inverse. Integral inputs arrive as float
- * (EM_RULE_FLOAT). float32 exp, log, log1p and tanh use the vectorizable
- * unary_vecmath.h; the rest is libm. */
+ * (EM_RULE_FLOAT). float32 exp, expm1, log, log1p and tanh use the
+ * vectorizable unary_vecmath.h; the rest is libm. */
 #include "unary_ops.h"
 #include "unary_vecmath.h"
 
 UNARY_FLOATS(exp, em_vexpf(a), exp(a))
 UNARY_LIBM(exp2, exp2)
-UNARY_LIBM(expm1, expm1)
+UNARY_FLOATS(expm1, em_vexpm1f(a), expm1(a))
 UNARY_FLOATS(log, em_vlogf(a), log(a))
 UNARY_LIBM(log2, log2)
 UNARY_LIBM(log10, log10)

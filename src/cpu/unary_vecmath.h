@@ -1,9 +1,10 @@
-/* Branch-free float32 math for the hot pointwise kernels (exp, sigmoid,
- * tanh, gelu, silu, mish). libm's expf/tanhf are calls GCC cannot vectorize;
+/* Branch-free float32 math for the hot pointwise kernels (exp, expm1, log,
+ * log1p, tanh, sigmoid, silu, gelu, mish, and the softplus and elu families). libm's expf or
+ * tanhf are calls GCC cannot vectorize;
  * these are plain arithmetic, selects and bit moves, so a loop calling them
  * auto-vectorizes in every EM_SIMD clone. Accuracy against double libm over
  * every 3rd-31st float32 (tests/c/test_unary.c samples all binades), in
- * ulp: exp 1.0, log 0.85, log1p 1.5, tanh 1.5, sigmoid 2.4, silu 3.2,
+ * ulp: exp 1.0, expm1 1.5, log 0.85, log1p 1.5, tanh 1.5, sigmoid 2.4, silu 3.2,
  * mish 4.1, gelu 6.1, tanh-gelu 4 + 3|2u| (u = sqrt(2/pi)(x + 0.044715x^3)
  * is rounded to float32, as in PyTorch, and exp amplifies that).
  *
@@ -11,7 +12,7 @@
  * exp(x) = 2^n * exp(r), n = round(x / ln2), r = x - n*ln2 in [-ln2/2, ln2/2]:
  * n comes from the low mantissa bits of x/ln2 + 1.5*2^23 (no float->int
  * conversion, so NaN is harmless); r from a two-part ln2 (Cody-Waite: the
- * high part has 9 bits, so n*LN2_HI and x - n*LN2_HI are exact); exp(r) from
+ * high part has 9 bits, so n*ln2_hi and x - n*ln2_hi are exact); exp(r) from
  * a degree-6 minimax polynomial. 2^n is applied as two factors 2^(n/2) and
  * 2^(n-n/2), both normal for any n reached, so overflow gives inf and
  * results in the subnormal range are rounded once. The coefficients here
@@ -64,6 +65,28 @@ static inline float em_vexpf_scaled(float hi, float lo, int32_t k)
 }
 
 static inline float em_vexpf(float x) { return em_vexpf_scaled(x, 0.0f, 0); }
+
+/* expm1(x) = 2^n (1 + t) - 1 = 2^n t + (2^n - 1), with n, r and
+ * t = expm1(r) = r + r^2 Q(r) as in exp: no cancellation near 0 (n = 0),
+ * 2^n - 1 exact for |n| <= 24. x is clamped to [-30, 80] (2^n normal);
+ * beyond 80, expm1 = exp in float32. */
+static inline float em_vexpm1f(float x)
+{
+    const float magic = 12582912.0f, log2e = 1.44269504f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    float xc = x < -30.0f ? -30.0f : x;
+    xc = xc > 80.0f ? 80.0f : xc;
+    float t = xc * log2e + magic, n = t - magic;
+    int32_t ni = (int32_t)(em_vf_bits(t) - em_vf_bits(magic));
+    float r = (xc - n * ln2_hi) - n * ln2_lo;
+    float q = 1.38116512e-3f;
+    q = q * r + 8.37014057e-3f;
+    q = q * r + 4.16685306e-2f;
+    q = q * r + 1.66665092e-1f;
+    q = q * r + 4.99999940e-1f;
+    float tr = r + r * r * q, s = em_vf_from_bits((uint32_t)(ni + 127) << 23);
+    float near = s * tr + (s - 1.0f), far = em_vexpf(x);
+    return x > 80.0f ? far : near;
+}
 
 /* log(x): x = 2^e * m with m in [sqrt(1/2), sqrt(2)) read from the bits
  * (subnormals scaled by 2^23 first), log(m) = f - f^2/2 + f^3 Q(f) with

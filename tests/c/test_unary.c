@@ -168,7 +168,7 @@ static const unary_case cases[] = {
     C(square, NUMERIC, SAME, -100, 100, 0.5, {0}),
     C(exp, ALL, FLOAT, -110, 100, 1, {0}),
     C(exp2, ALL, FLOAT, -160, 140, 1, {0}),
-    C(expm1, ALL, FLOAT, -20, 100, 1, {0}),
+    C(expm1, ALL, FLOAT, -20, 100, 1.5, {0}),
     C(log, ALL, FLOAT, 0, 1000, 1, {0}),
     C(log2, ALL, FLOAT, 0, 1000, 1, {0}),
     C(log10, ALL, FLOAT, 0, 1000, 1, {0}),
@@ -596,7 +596,8 @@ TEST(unary_f32_accuracy)
         {EM_OP_mish, ref_mish, 0, 4.5, NULL},       {EM_OP_gelu, ref_gelu, 0, 6.5, NULL},
         {EM_OP_gelu, ref_gelu, 1, 4, gelu_tanh_scale}, {EM_OP_logsigmoid, ref_logsigmoid, 0, 3, NULL},
         {EM_OP_softplus, ref_softplus, 1, 2.5, NULL},   {EM_OP_log, ref_log, 0, 1, NULL},
-        {EM_OP_log1p, ref_log1p, 0, 1.5, NULL},
+        {EM_OP_log1p, ref_log1p, 0, 1.5, NULL},         {EM_OP_expm1, ref_expm1, 0, 1.5, NULL},
+        {EM_OP_elu, ref_elu, 1, 2, NULL},
     };
     for (size_t k = 0; k < sizeof sweeps / sizeof *sweeps; k++) {
         double p[3] = {sweeps[k].p, 20, 0};
