@@ -5,7 +5,7 @@
  * auto-vectorizes in every EM_SIMD clone. Accuracy against double libm over
  * every 3rd-31st float32 (tests/c/test_unary.c samples all binades), in
  * ulp: exp 1.0, expm1 1.5, log 0.85, log1p 1.5, tanh 1.5, sigmoid 2.4, silu 3.2,
- * mish 4.1, gelu 6.1, tanh-gelu 4 + 3|2u| (u = sqrt(2/pi)(x + 0.044715x^3)
+ * mish 4.3, gelu 6.1, tanh-gelu 4 + 3|2u| (u = sqrt(2/pi)(x + 0.044715x^3)
  * is rounded to float32, as in PyTorch, and exp amplifies that).
  *
  * Note [Vector exp]
