@@ -6,8 +6,10 @@ BLASDIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
 CFLAGS_BASE := -std=gnu11 -g -fPIC -fopenmp -Iinclude -Wall -Wextra -Wno-unused-parameter \
                -Wno-missing-field-initializers -Wno-type-limits -fno-math-errno -MMD -MP
 CFLAGS  := $(CFLAGS_BASE) -O2
-# Kernels get -O3: full auto-vectorization of the inner loops.
-KFLAGS  := -O3
+# Kernels get -O3: full auto-vectorization of the inner loops; and
+# -fno-trapping-math (kernels never read floating-point exception flags), so
+# that GCC may compute both arms of a select in float code (softplus, floor).
+KFLAGS  := -O3 -fno-trapping-math
 LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lm -fopenmp
 B       := build
 

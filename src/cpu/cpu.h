@@ -56,11 +56,15 @@ extern const em_cast_fn em_cast_table[EM_DTYPE_COUNT][EM_DTYPE_COUNT];
 /* EM_LOOP(name, T_OUT, T_A, body) style helpers: each defines a loop whose
  * body computes `out` from `a` (and `b`, `c`), with a contiguous fast path
  * the compiler vectorizes and a strided path. `p` is c->f (the op's params). */
-#define EM_UNARY_LOOP(fname, TO, TA, expr)                                                     \
+#define EM_UNARY_LOOP(fname, TO, TA, expr) EM_UNARY_LOOP_P(fname, TO, TA, , expr)
+/* EM_UNARY_LOOP_P: `setup` (statements, run once before the loop) may
+ * derive locals from the params p for `expr`, e.g. bounds converted to TA. */
+#define EM_UNARY_LOOP_P(fname, TO, TA, setup, expr)                                            \
     EM_SIMD static void fname(char **data, const int64_t *s, int64_t n, const em_call *call)   \
     {                                                                                          \
         const double *p = call->f;                                                             \
         (void)p;                                                                               \
+        setup                                                                                  \
         if (s[0] == sizeof(TO) && s[1] == sizeof(TA)) {                                        \
             TO *restrict o = (TO *)data[0];                                                    \
             const TA *restrict ap = (const TA *)data[1];                                       \

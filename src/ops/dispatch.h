@@ -57,6 +57,12 @@ em_status em_resize_(em_tensor *out, int ndim, const int64_t *sizes);
  * out overlaps itself (a stride-0 dim) or partially overlaps `in`. */
 em_status em_check_overlap(const em_tensor *out, const em_tensor *in, const char *op);
 
+/* Checks a unary pointwise op's params for the dtype it computes in
+ * (src/ops/unary.c): PyTorch's argument errors, such as clamp with no bound
+ * or a bound that overflows the dtype. Run by the op layer before anything
+ * is allocated or written; EM_OK for ops without such checks. */
+em_status em_unary_check_params(em_op op, em_dtype compute, const double *params);
+
 int em_infer_size(int n, const int64_t *sizes, int64_t numel, int64_t *out, const char *op);
 bool em_view_possible(const em_tensor *t, int n, const int64_t *sizes, int64_t *strides);
 

@@ -53,6 +53,7 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
     }
     em_dtype compute, result;
     pointwise_dtypes(op, nin, in, &compute, &result);
+    if (nin == 1 && em_unary_check_params(op, compute, params)) return NULL;
 
     em_tensor before; /* out's geometry before a resize, put back if the kernel fails */
     bool resized = false;
