@@ -14,6 +14,8 @@ typedef struct runner {
     const em_call *call;
     bool cast;                          /* some operand needs conversion */
     em_dtype want[EM_ITER_MAX_OPS];     /* dtype the loop reads/writes per operand */
+    em_dtype round[EM_ITER_MAX_OPS];    /* output computed via float32 for a half type: rounded to
+                                           it before being stored in a wider dtype (else NONE) */
     int nout;
 } runner;
 
@@ -39,9 +41,16 @@ static void run_cast(const runner *r, char **ptrs, const int64_t *strides, int64
             if (k >= r->nout) em_cast_table[r->want[k]][it->dtypes[k]](buf[k], st[k], p, strides[k], m);
         }
         r->fn(data, st, m, r->call);
-        for (int k = 0; k < r->nout; k++)
-            if (it->dtypes[k] != r->want[k])
-                em_cast_table[it->dtypes[k]][r->want[k]](ptrs[k] + done * strides[k], strides[k], buf[k], st[k], m);
+        for (int k = 0; k < r->nout; k++) {
+            if (it->dtypes[k] == r->want[k]) continue;
+            em_dtype from = r->want[k];
+            if (r->round[k] != EM_DTYPE_NONE) { /* float32 -> half, in place in the buffer (it shrinks) */
+                em_cast_table[r->round[k]][from](buf[k], (int64_t)em_dtypes[r->round[k]].size, buf[k], st[k], m);
+                from = r->round[k];
+            }
+            em_cast_table[it->dtypes[k]][from](ptrs[k] + done * strides[k], strides[k], buf[k],
+                                               (int64_t)em_dtypes[from].size, m);
+        }
     }
 }
 
@@ -94,7 +103,11 @@ em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_CO
     runner r = {.it = &it, .fn = fn, .call = c, .cast = false, .nout = c->nout};
     for (int k = 0; k < nops; k++) {
         em_dtype w = (em_dtype)c->operand_dtypes[k];
-        if (via_f32 && w == dt) w = EM_F32;
+        r.round[k] = EM_DTYPE_NONE;
+        if (via_f32 && w == dt) {
+            w = EM_F32;
+            if (k < c->nout && it.dtypes[k] != dt) r.round[k] = dt;
+        }
         r.want[k] = w;
         r.cast |= w != it.dtypes[k];
     }

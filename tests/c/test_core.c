@@ -270,3 +270,13 @@ TEST(broadcast_shape_of_unequal_ranks)
     for (int i = 0; i < 6; i++) CHECK(tval(r, i) == (float)(tval(a, i % 3) + tval(b, i / 3)));
     em_release(a), em_release(b), em_release(r);
 }
+
+TEST(half_result_rounded_before_wider_out)
+{
+    /* a float16 op computed through float32 and written to a float64 out=
+     * holds the float16 result, as PyTorch gives */
+    em_tensor *x = trand(EM_F16, SHAPE(64), -3, 3), *out = em_empty(SHAPE(64), EM_F64), *ref = em_exp(x);
+    CHECK(ref && em_exp_out(out, x) == EM_OK);
+    for (int i = 0; i < 64; i++) CHECK(tval(out, i) == tval(ref, i));
+    em_release(x), em_release(out), em_release(ref);
+}
