@@ -106,3 +106,35 @@ double trtol(em_dtype dt)
     default: return 0;
     }
 }
+
+em_tensor *tints(em_dtype dt, int ndim, const int64_t *sizes, int64_t lo, int64_t hi)
+{
+    em_tensor *i = trand(EM_I64, ndim, sizes, (double)lo, (double)hi), *r = em_to_dtype(i, dt);
+    em_release(i);
+    return r;
+}
+
+double tcast(em_dtype dt, double v)
+{
+    em_tensor *t = em_tensor_scalar(v, dt);
+    double r = tval(t, 0);
+    em_release(t);
+    return r;
+}
+
+void tunravel(int64_t i, int ndim, const int64_t *sizes, int64_t *coord)
+{
+    for (int d = ndim - 1; d >= 0; d--) coord[d] = i % sizes[d], i /= sizes[d];
+}
+
+int64_t travel(int ndim, const int64_t *sizes, const int64_t *coord)
+{
+    int64_t i = 0;
+    for (int d = 0; d < ndim; d++) i = i * sizes[d] + coord[d];
+    return i;
+}
+
+void trelease_n(em_tensor *const *ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) em_release(ts[i]);
+}

@@ -71,5 +71,16 @@ bool tclose(const em_tensor *got, const double *want, double rtol, double atol);
 double trtol(em_dtype dt);
 /* Next value of the harness's deterministic generator in [0, 1). */
 double trandu(void);
+/* Random integers in [lo, hi) stored as dt. */
+em_tensor *tints(em_dtype dt, int ndim, const int64_t *sizes, int64_t lo, int64_t hi);
+/* v as dtype dt stores it (rounded, wrapped, or made bool), as double. */
+double tcast(em_dtype dt, double v);
+/* Row-major linear index <-> coordinates. */
+void tunravel(int64_t i, int ndim, const int64_t *sizes, int64_t *coord);
+int64_t travel(int ndim, const int64_t *sizes, const int64_t *coord);
+/* Releases every tensor of a list: RELEASE(a, b, c). */
+void trelease_n(em_tensor *const *ts, size_t n);
+#define RELEASE(...) trelease_n((em_tensor *const[]){__VA_ARGS__}, sizeof((em_tensor *const[]){__VA_ARGS__}) / sizeof(em_tensor *))
+#define NLIST(...) (int)(sizeof((const em_tensor *const[]){__VA_ARGS__}) / sizeof(em_tensor *))
 
 #endif

@@ -9,39 +9,9 @@
 static const em_dtype DTYPES[] = {EM_U8, EM_I8, EM_I16, EM_I32, EM_I64, EM_F16, EM_F32, EM_F64, EM_BOOL, EM_BF16};
 #define NDTYPES (int)(sizeof DTYPES / sizeof *DTYPES)
 
-static void release_n(em_tensor **ts, size_t n)
-{
-    for (size_t i = 0; i < n; i++) em_release(ts[i]);
-}
-#define RELEASE(...) release_n((em_tensor *[]){__VA_ARGS__}, sizeof((em_tensor *[]){__VA_ARGS__}) / sizeof(em_tensor *))
 
-static void unravel(int64_t i, int nd, const int64_t *sizes, int64_t *c)
-{
-    for (int d = nd - 1; d >= 0; d--) c[d] = i % sizes[d], i /= sizes[d];
-}
-static int64_t ravel(int nd, const int64_t *sizes, const int64_t *c)
-{
-    int64_t i = 0;
-    for (int d = 0; d < nd; d++) i = i * sizes[d] + c[d];
-    return i;
-}
 
-/* v as dtype dt stores it (rounded, wrapped, or made bool), as double. */
-static double cast_to(em_dtype dt, double v)
-{
-    em_tensor *t = em_tensor_scalar(v, dt);
-    double r = tval(t, 0);
-    em_release(t);
-    return r;
-}
 
-/* Random integers in [lo, hi) stored as dt (exact in every dtype for small ranges). */
-static em_tensor *tints(em_dtype dt, int nd, const int64_t *sizes, int64_t lo, int64_t hi)
-{
-    em_tensor *i = trand(EM_I64, nd, sizes, (double)lo, (double)hi), *r = em_to_dtype(i, dt);
-    em_release(i);
-    return r;
-}
 
 /* Does t hold exactly `vals` (row-major)? */
 static bool unchanged(const em_tensor *t, const double *vals) { return tclose(t, vals, 0, 0); }
@@ -69,9 +39,9 @@ TEST(index_select_matches_reference)
             rs[dim] = 7;
             CHECK(r && r32 && tshape_is(r, 3, rs) && em_dtype_of(r) == dt && tshape_is(r32, 3, rs));
             for (int64_t i = 0; i < em_numel(r); i++) {
-                unravel(i, 3, rs, c);
+                tunravel(i, 3, rs, c);
                 c[dim] = (int64_t)tval(idx, c[dim]);
-                CHECK(tval(r, i) == xv[ravel(3, xs, c)] && tval(r32, i) == xv[ravel(3, xs, c)]);
+                CHECK(tval(r, i) == xv[travel(3, xs, c)] && tval(r32, i) == xv[travel(3, xs, c)]);
             }
             RELEASE(idx, in, i32, r, r32);
         }
@@ -134,9 +104,9 @@ TEST(gather_matches_reference)
             em_tensor *r = em_gather(xn, dim, in);
             CHECK(r && tshape_is(r, 3, is) && em_dtype_of(r) == dt);
             for (int64_t i = 0; i < em_numel(r); i++) {
-                unravel(i, 3, is, c);
+                tunravel(i, 3, is, c);
                 c[dim] = (int64_t)tval(idx, i);
-                CHECK(tval(r, i) == xv[ravel(3, xs, c)]);
+                CHECK(tval(r, i) == xv[travel(3, xs, c)]);
             }
             RELEASE(idx, in, r);
         }
@@ -174,9 +144,9 @@ TEST(take_along_dim_broadcasts)
     CHECK(r && tshape_is(r, SHAPE(4, 6, 3)));
     for (int64_t i = 0; i < 72; i++) {
         int64_t c[3];
-        unravel(i, 3, (const int64_t[]){4, 6, 3}, c);
+        tunravel(i, 3, (const int64_t[]){4, 6, 3}, c);
         c[1] = (int64_t)tval(ind, c[1] * 3 + c[2]);
-        CHECK(tval(r, i) == tval(x, ravel(3, (const int64_t[]){4, 5, 3}, c)));
+        CHECK(tval(r, i) == tval(x, travel(3, (const int64_t[]){4, 5, 3}, c)));
     }
     em_tensor *fi = tints(EM_I64, SHAPE(2, 3), 0, 60), *rf = em_take_along_dim_flat(x, fi), *out = em_empty(SHAPE(0), EM_F32);
     CHECK(rf && tshape_is(rf, SHAPE(6)) && em_take_along_dim_flat_out(out, x, fi) == EM_OK && em_equal(out, rf));
@@ -227,14 +197,14 @@ static void ref_scatter(double *base, const int64_t *bs, const em_tensor *index,
     for (int d = 0; d < nd; d++) total *= bs[d];
     int64_t *count = calloc(total, sizeof *count), *target = malloc((n ? n : 1) * sizeof *target);
     for (int64_t i = 0; i < n; i++) {
-        unravel(i, nd, em_sizes(index), c);
+        tunravel(i, nd, em_sizes(index), c);
         c[dim] = (int64_t)tval(index, i);
-        target[i] = ravel(nd, bs, c);
+        target[i] = travel(nd, bs, c);
         if (!include_self) base[target[i]] = identity_of(mode);
     }
     for (int64_t i = 0; i < n; i++) {
-        unravel(i, nd, em_sizes(index), c);
-        combine(&base[target[i]], src[ravel(nd, ss, c)], mode, 1);
+        tunravel(i, nd, em_sizes(index), c);
+        combine(&base[target[i]], src[travel(nd, ss, c)], mode, 1);
         count[target[i]]++;
     }
     for (int64_t t = 0; t < total && mode == R_MEAN; t++) {
@@ -296,11 +266,11 @@ TEST(scatter_family_matches_reference)
                 }
                 CHECK_MSG(run_scatter(self, dim, in, src, sc) == EM_OK, "%s dim %d case %zu: %s", em_dtype_name(dt),
                           dim, c, em_last_error());
-                double *want = tvals(x), two = cast_to(dt, 2);
+                double *want = tvals(x), two = tcast(dt, 2);
                 double *vals = sc->api == 2 ? malloc(7 * 6 * sizeof *vals) : sv;
                 for (int i = 0; sc->api == 2 && i < 42; i++) vals[i] = two;
                 ref_scatter(want, xs, idx, vals, (const int64_t[]){7, 6}, dim, sc->mode, sc->include_self, integral);
-                for (int i = 0; i < 20; i++) want[i] = cast_to(dt, want[i]);
+                for (int i = 0; i < 20; i++) want[i] = tcast(dt, want[i]);
                 CHECK_MSG(tclose(self, want, 0, 0), "%s dim %d case %zu", em_dtype_name(dt), dim, c);
                 CHECK(em_version(self) > v0);
                 if (vals != sv) free(vals);
@@ -391,14 +361,14 @@ TEST(index_add_copy_fill_match_reference)
             em_tensor *idx = tints(EM_I64, SHAPE(6), 0, xs[dim]), *in = tnoncontig(idx), *i32 = em_to_dtype(in, EM_I32);
             em_tensor *src = tints(dt, 3, ss, -3, 4), *sn = tnoncontig(src);
             double *sv = tvals(src), *wa = tvals(x), *wc = tvals(x), *wf = tvals(x);
-            double alpha = dt == EM_BOOL ? 1 : 2, fill = cast_to(dt, -2);
+            double alpha = dt == EM_BOOL ? 1 : 2, fill = tcast(dt, -2);
             for (int64_t i = 0; i < em_numel(src); i++) {
-                unravel(i, 3, ss, c);
+                tunravel(i, 3, ss, c);
                 c[dim] = (int64_t)tval(idx, c[dim]);
-                int64_t t = ravel(3, xs, c);
+                int64_t t = travel(3, xs, c);
                 wa[t] += alpha * sv[i], wc[t] = sv[i], wf[t] = fill;
             }
-            for (int i = 0; i < 60; i++) wa[i] = cast_to(dt, wa[i]);
+            for (int i = 0; i < 60; i++) wa[i] = tcast(dt, wa[i]);
             em_tensor *a = tnoncontig(x), *b = tnoncontig(x), *f = tnoncontig(x), *a32 = em_clone(x);
             CHECK(em_index_add_(a, dim, in, sn, alpha) == EM_OK && tclose(a, wa, 0, 0));
             CHECK(em_index_add_(a32, dim, i32, src, alpha) == EM_OK && tclose(a32, wa, 0, 0));
@@ -494,7 +464,7 @@ TEST(take_and_put_match_reference)
             wp[j] = tval(src, i);
             wa[j] += tval(src, i);
         }
-        for (int i = 0; i < 12; i++) wa[i] = cast_to(dt, wa[i]);
+        for (int i = 0; i < 12; i++) wa[i] = tcast(dt, wa[i]);
         em_tensor *p = ttransposed(x), *a = ttransposed(x);
         CHECK(em_put_(p, in, st, false) == EM_OK && tclose(p, wp, 0, 0));
         CHECK(em_put_(a, idx, src, true) == EM_OK && tclose(a, wa, 0, 0));

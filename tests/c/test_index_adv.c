@@ -6,37 +6,8 @@
 static const em_dtype DTYPES[] = {EM_U8, EM_I8, EM_I16, EM_I32, EM_I64, EM_F16, EM_F32, EM_F64, EM_BOOL, EM_BF16};
 #define NDTYPES (int)(sizeof DTYPES / sizeof *DTYPES)
 
-static void release_n(em_tensor **ts, size_t n)
-{
-    for (size_t i = 0; i < n; i++) em_release(ts[i]);
-}
-#define RELEASE(...) release_n((em_tensor *[]){__VA_ARGS__}, sizeof((em_tensor *[]){__VA_ARGS__}) / sizeof(em_tensor *))
 #define LIST(...) ((const em_tensor *const[]){__VA_ARGS__})
-#define NLIST(...) (int)(sizeof((const em_tensor *const[]){__VA_ARGS__}) / sizeof(em_tensor *))
 
-static void unravel(int64_t i, int nd, const int64_t *sizes, int64_t *c)
-{
-    for (int d = nd - 1; d >= 0; d--) c[d] = i % sizes[d], i /= sizes[d];
-}
-static int64_t ravel(int nd, const int64_t *sizes, const int64_t *c)
-{
-    int64_t i = 0;
-    for (int d = 0; d < nd; d++) i = i * sizes[d] + c[d];
-    return i;
-}
-static double cast_to(em_dtype dt, double v)
-{
-    em_tensor *t = em_tensor_scalar(v, dt);
-    double r = tval(t, 0);
-    em_release(t);
-    return r;
-}
-static em_tensor *tints(em_dtype dt, int nd, const int64_t *sizes, int64_t lo, int64_t hi)
-{
-    em_tensor *i = trand(EM_I64, nd, sizes, (double)lo, (double)hi), *r = em_to_dtype(i, dt);
-    em_release(i);
-    return r;
-}
 /* An index value, wrapped into [0, size). */
 static int64_t at(const em_tensor *idx, int64_t i, int64_t size)
 {
@@ -58,26 +29,26 @@ TEST(index_placement_rule)
         em_tensor *r = em_index(xn, 3, LIST(NULL, i, jn));
         CHECK(r && tshape_is(r, SHAPE(2, 6, 5)) && em_dtype_of(r) == dt);
         for (int64_t e = 0; e < 60; e++) {
-            unravel(e, 3, (const int64_t[]){2, 6, 5}, c);
+            tunravel(e, 3, (const int64_t[]){2, 6, 5}, c);
             s[0] = c[0], s[1] = at(i, c[1], 3), s[2] = at(j, c[1], 4), s[3] = c[2];
-            CHECK(tval(r, e) == xv[ravel(4, xs, s)]);
+            CHECK(tval(r, e) == xv[travel(4, xs, s)]);
         }
         /* not adjacent: x[i, :, j] with i (2,1), j (3,) -> B = (2, 3) first: (2, 3, 3, 5) */
         em_tensor *i2 = tints(EM_I64, SHAPE(2, 1), -2, 2), *j3 = tints(EM_I64, SHAPE(3), 0, 4);
         em_tensor *rb = em_index(xn, 3, LIST(i2, NULL, j3));
         CHECK(rb && tshape_is(rb, SHAPE(2, 3, 3, 5)));
         for (int64_t e = 0; e < 90; e++) {
-            unravel(e, 4, (const int64_t[]){2, 3, 3, 5}, c);
+            tunravel(e, 4, (const int64_t[]){2, 3, 3, 5}, c);
             s[0] = at(i2, c[0], 2), s[1] = c[2], s[2] = at(j3, c[1], 4), s[3] = c[3];
-            CHECK(tval(rb, e) == xv[ravel(4, xs, s)]);
+            CHECK(tval(rb, e) == xv[travel(4, xs, s)]);
         }
         /* adjacent and broadcast: x[:, i, j] with i (2,1), j (3,) -> (2, 2, 3, 5) */
         em_tensor *i2b = tints(EM_I64, SHAPE(2, 1), 0, 3), *rc = em_index(x, 3, LIST(NULL, i2b, j3));
         CHECK(rc && tshape_is(rc, SHAPE(2, 2, 3, 5)));
         for (int64_t e = 0; e < 60; e++) {
-            unravel(e, 4, (const int64_t[]){2, 2, 3, 5}, c);
+            tunravel(e, 4, (const int64_t[]){2, 2, 3, 5}, c);
             s[0] = c[0], s[1] = at(i2b, c[1], 3), s[2] = at(j3, c[2], 4), s[3] = c[3];
-            CHECK(tval(rc, e) == xv[ravel(4, xs, s)]);
+            CHECK(tval(rc, e) == xv[travel(4, xs, s)]);
         }
         /* one index tensor, the dims after it full slices: x[i2] -> (2, 1, 3, 4, 5); last dim only */
         em_tensor *rd = em_index(x, 1, LIST(i2)), *l = tints(EM_I64, SHAPE(7), -5, 5);
@@ -157,11 +128,11 @@ TEST(index_put_matches_reference)
         em_tensor *v = tints(dt, SHAPE(5), lo, 4), *vn = tnoncontig(v);
         double *wa = tvals(x), *wp = tvals(x);
         for (int64_t e = 0; e < 30; e++) {
-            int64_t t = ravel(3, xs, (const int64_t[]){at(i, e / 5, 4), e % 5, at(j, e / 5, 3)});
+            int64_t t = travel(3, xs, (const int64_t[]){at(i, e / 5, 4), e % 5, at(j, e / 5, 3)});
             wa[t] = tval(v, e % 5);
             wp[t] += tval(v, e % 5);
         }
-        for (int e = 0; e < 60; e++) wp[e] = cast_to(dt, wp[e]);
+        for (int e = 0; e < 60; e++) wp[e] = tcast(dt, wp[e]);
         em_tensor *a = tnoncontig(x), *p = tnoncontig(x);
         uint64_t v0 = em_version(a);
         CHECK(em_index_put_(a, 3, LIST(in, NULL, j), vn, false) == EM_OK && tclose(a, wa, 0, 0) && em_version(a) > v0);
@@ -217,7 +188,7 @@ TEST(masked_fill_matches_reference)
         em_dtype dt = DTYPES[k];
         em_tensor *x = trand(dt, SHAPE(3, 4), -9, 9), *xn = tnoncontig(x), *m = tints(EM_BOOL, SHAPE(4), 0, 2);
         em_tensor *mu = em_to_dtype(m, EM_U8), *m3 = tints(EM_BOOL, SHAPE(2, 1, 4), 0, 2);
-        double *xv = tvals(x), fill = cast_to(dt, -2.5);
+        double *xv = tvals(x), fill = tcast(dt, -2.5);
         CHECK(em_masked_fill_(xn, m, -2.5) == EM_OK);
         for (int e = 0; e < 12; e++) CHECK(tval(xn, e) == (tval(m, e % 4) ? fill : xv[e]));
         em_tensor *r = em_masked_fill(x, m3, -2.5), *ru = em_masked_fill(x, mu, -2.5); /* broadcast up: (2, 3, 4) */
@@ -297,7 +268,7 @@ TEST(nonzero_matches_reference)
         CHECK(r && em_dtype_of(r) == EM_I64 && em_ndim(r) == 2 && em_size(r, 1) == 3 && a && em_equal(a, r));
         int64_t q = 0, c[3];
         for (int64_t e = 0; e < 60; e++) {
-            unravel(e, 3, (const int64_t[]){5, 4, 3}, c);
+            tunravel(e, 3, (const int64_t[]){5, 4, 3}, c);
             if (!tval(t, e)) continue;
             CHECK(q < em_size(r, 0));
             for (int d = 0; d < 3; d++) CHECK(tval(r, q * 3 + d) == c[d]);
