@@ -16,18 +16,21 @@ static double now(void)
 
 typedef struct bench_case {
     const char *name;
-    int nargs; /* tensor arguments, made by `make_args` */
+    int nargs;   /* tensor arguments */
+    bool matrix; /* arguments are (n, n) matrices, else vectors of n elements */
     em_tensor *(*run)(em_tensor **args);
 } bench_case;
 
 static em_tensor *run_add(em_tensor **a) { return em_add(a[0], a[1], 1.0); }
 static em_tensor *run_mul(em_tensor **a) { return em_mul(a[0], a[1]); }
 static em_tensor *run_exp(em_tensor **a) { return em_exp(a[0]); }
+static em_tensor *run_matmul(em_tensor **a) { return em_matmul(a[0], a[1]); }
 
 static const bench_case cases[] = {
-    {"add", 2, run_add},
-    {"mul", 2, run_mul},
-    {"exp", 1, run_exp},
+    {"add", 2, false, run_add},
+    {"mul", 2, false, run_mul},
+    {"exp", 1, false, run_exp},
+    {"matmul", 2, true, run_matmul},
 };
 
 /* Best time per call over a few rounds of at least `budget` seconds each. */
@@ -50,20 +53,23 @@ int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : 1;
     em_set_num_threads(threads);
-    const int64_t sizes[] = {1, 1000, 100000, 16000000};
+    const int64_t sizes[] = {1, 1000, 100000, 16000000}, matrix_sizes[] = {256, 1024, 2048};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
-            if (sizes[s] == 1 && strcmp(cases[c].name, "add")) continue; /* per-op cost: add only */
+        size_t nsizes = cases[c].matrix ? 3 : 4;
+        for (size_t s = 0; s < nsizes; s++) {
+            int64_t n = cases[c].matrix ? matrix_sizes[s] : sizes[s];
+            if (n == 1 && strcmp(cases[c].name, "add")) continue; /* per-op cost: add only */
             em_tensor *args[4];
             for (int k = 0; k < cases[c].nargs; k++) {
-                args[k] = em_full(1, &sizes[s], 0.5 + k, EM_F32);
+                const int64_t shape[2] = {n, n};
+                args[k] = cases[c].matrix ? em_rand(2, shape, EM_F32, NULL) : em_full(1, &n, 0.5 + k, EM_F32);
                 if (!args[k]) {
                     fprintf(stderr, "bench: %s\n", em_last_error());
                     return 1;
                 }
             }
-            double us = time_case(&cases[c], args, sizes[s] > 1000000 ? 0.3 : 0.1);
-            printf("%s %lld %d %.4f\n", cases[c].name, (long long)sizes[s], threads, us);
+            double us = time_case(&cases[c], args, n > 1000000 || cases[c].matrix ? 0.3 : 0.1);
+            printf("%s %lld %d %.4f\n", cases[c].name, (long long)n, threads, us);
             fflush(stdout);
             for (int k = 0; k < cases[c].nargs; k++) em_release(args[k]);
         }

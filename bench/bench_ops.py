@@ -1,6 +1,7 @@
 """Ember's C API vs PyTorch 1.13 on single ops, side by side, at 1 and 2
 threads: elementwise and reductions on 1e3, 1e5 and 1.6e7 float32 elements,
-and the per-op cost of a 1-element add. Prints a table with the ratio
+matmul of n x n float32 (n = 256, 1024, 2048; numel column = n), and the
+per-op cost of a 1-element add. Prints a table with the ratio
 PyTorch time / Ember time (> 1: Ember is faster).
 Run through `make bench` (builds build/bench_ops first)."""
 import os
@@ -16,7 +17,9 @@ TORCH = r'''
 import json, sys, time, torch
 threads = int(sys.argv[1])
 torch.set_num_threads(threads)
-ops = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "exp": lambda a, b: torch.exp(a)}
+ops = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "exp": lambda a, b: torch.exp(a),
+       "matmul": lambda a, b: a @ b}
+MATRIX = {"matmul"}
 def best(fn, budget):
     res = 1e30
     for _ in range(3):
@@ -29,11 +32,14 @@ def best(fn, budget):
     return res * 1e6
 for line in sys.stdin if False else []: pass
 for name in ops:
-    for size in (1, 1000, 100000, 16000000):
+    for size in ((256, 1024, 2048) if name in MATRIX else (1, 1000, 100000, 16000000)):
         if size == 1 and name != "add": continue
-        a = torch.full((size,), 0.5); b = torch.full((size,), 1.5)
+        if name in MATRIX:
+            a = torch.rand(size, size); b = torch.rand(size, size)
+        else:
+            a = torch.full((size,), 0.5); b = torch.full((size,), 1.5)
         f = ops[name]
-        us = best(lambda: f(a, b), 0.3 if size > 1000000 else 0.1)
+        us = best(lambda: f(a, b), 0.3 if size > 1000000 or name in MATRIX else 0.1)
         print(json.dumps({"op": name, "numel": size, "threads": threads, "us": us}), flush=True)
 '''
 
