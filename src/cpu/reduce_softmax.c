@@ -1,0 +1,117 @@
+/* CPU kernels of softmax and log_softmax along one dim (c->i[0]):
+ * max, then exp(x - max) and its sum (in double), then a scale by 1 / sum
+ * or a subtraction of max + log(sum). A row along a contiguous dim runs
+ * vectorized loops over lanes; along a slow dim, whole rows of columns. */
+#include "reduce.h"
+#include "reduce_vmath.h"
+
+#define LANES 16
+
+#define SOFTMAX_FNS(DT, T, EXP)                                                                      \
+    static inline __attribute__((always_inline)) void softmax_row_##DT##_body(const T *x, int64_t n, int64_t sn, \
+                                                                              T *out, int64_t on, bool take_log) \
+    {                                                                                                \
+        T lm[LANES];                                                                                 \
+        double ls[LANES];                                                                            \
+        int64_t nl = n / LANES * LANES;                                                              \
+        for (int k = 0; k < LANES; k++) lm[k] = -INFINITY, ls[k] = 0;                                \
+        for (int64_t i = 0; i < nl; i += LANES)                                                      \
+            for (int k = 0; k < LANES; k++) lm[k] = EM_MAX_NAN(lm[k], x[(i + k) * sn]);              \
+        for (int64_t i = nl; i < n; i++) lm[0] = EM_MAX_NAN(lm[0], x[i * sn]);                       \
+        T mx = lm[0];                                                                                \
+        for (int k = 1; k < LANES; k++) mx = EM_MAX_NAN(mx, lm[k]);                                  \
+        for (int64_t i = 0; i < nl; i += LANES)                                                      \
+            for (int k = 0; k < LANES; k++) {                                                        \
+                T e = EXP(x[(i + k) * sn] - mx);                                                     \
+                if (!take_log) out[(i + k) * on] = e;                                                     \
+                ls[k] += e;                                                                          \
+            }                                                                                        \
+        for (int64_t i = nl; i < n; i++) {                                                           \
+            T e = EXP(x[i * sn] - mx);                                                               \
+            if (!take_log) out[i * on] = e;                                                               \
+            ls[0] += e;                                                                              \
+        }                                                                                            \
+        double sum = 0;                                                                              \
+        for (int k = 0; k < LANES; k++) sum += ls[k];                                                \
+        if (take_log) {                                                                                   \
+            T shift = mx + (T)log(sum);                                                              \
+            for (int64_t i = 0; i < n; i++) out[i * on] = x[i * sn] - shift;                         \
+        } else {                                                                                     \
+            T inv = (T)(1 / sum);                                                                    \
+            for (int64_t i = 0; i < n; i++) out[i * on] *= inv;                                      \
+        }                                                                                            \
+    }                                                                                                \
+    EM_SIMD static void softmax_row_##DT(const T *x, int64_t n, int64_t sn, T *out, int64_t on, bool take_log) \
+    {                                                                                                \
+        if (sn == 1 && on == 1)                                                                      \
+            softmax_row_##DT##_body(x, n, 1, out, 1, take_log);                                           \
+        else                                                                                         \
+            softmax_row_##DT##_body(x, n, sn, out, on, take_log);                                         \
+    }                                                                                                \
+    static inline __attribute__((always_inline)) void softmax_cols_##DT##_body(                       \
+        const T *x, int64_t n, int64_t sn, int64_t m, int64_t si, T *out, int64_t on, int64_t oi, bool take_log) \
+    {                                                                                                \
+        T mx[EM_RED_COLS];                                                                           \
+        double sum[EM_RED_COLS];                                                                     \
+        for (int64_t j = 0; j < m; j++) mx[j] = -INFINITY, sum[j] = 0;                               \
+        for (int64_t i = 0; i < n; i++)                                                              \
+            for (int64_t j = 0; j < m; j++) mx[j] = EM_MAX_NAN(mx[j], x[i * sn + j * si]);           \
+        for (int64_t i = 0; i < n; i++)                                                              \
+            for (int64_t j = 0; j < m; j++) {                                                        \
+                T e = EXP(x[i * sn + j * si] - mx[j]);                                               \
+                if (!take_log) out[i * on + j * oi] = e;                                                  \
+                sum[j] += e;                                                                         \
+            }                                                                                        \
+        if (take_log) {                                                                                   \
+            for (int64_t j = 0; j < m; j++) mx[j] += (T)log(sum[j]);                                 \
+            for (int64_t i = 0; i < n; i++)                                                          \
+                for (int64_t j = 0; j < m; j++) out[i * on + j * oi] = x[i * sn + j * si] - mx[j];   \
+        } else {                                                                                     \
+            for (int64_t j = 0; j < m; j++) mx[j] = (T)(1 / sum[j]);                                 \
+            for (int64_t i = 0; i < n; i++)                                                          \
+                for (int64_t j = 0; j < m; j++) out[i * on + j * oi] *= mx[j];                       \
+        }                                                                                            \
+    }                                                                                                \
+    EM_SIMD static void softmax_cols_##DT(const T *x, int64_t n, int64_t sn, int64_t m, int64_t si, T *out, \
+                                          int64_t on, int64_t oi, bool take_log)                          \
+    {                                                                                                \
+        if (si == 1 && oi == 1)                                                                      \
+            softmax_cols_##DT##_body(x, n, sn, m, 1, out, on, 1, take_log);                               \
+        else                                                                                         \
+            softmax_cols_##DT##_body(x, n, sn, m, si, out, on, oi, take_log);                             \
+    }                                                                                                \
+    static void softmax_task_##DT(const em_red_geom *g, int64_t o, int64_t j0, int64_t mm, T *out, bool take_log) \
+    {                                                                                                \
+        int64_t xoff, ooff;                                                                          \
+        em_red_geom_row(g, o, &xoff, &ooff);                                                         \
+        const T *xp = (const T *)g->x + xoff + j0 * g->si;                                           \
+        T *op = out + ooff + j0 * g->oi;                                                             \
+        if (g->m > 1)                                                                                \
+            softmax_cols_##DT(xp, g->n, g->sn, mm, g->si, op, g->on, g->oi, take_log);                    \
+        else                                                                                         \
+            softmax_row_##DT(xp, g->n, g->sn, op, g->on, take_log);                                       \
+    }
+SOFTMAX_FNS(F32, float, em_vexpf)
+SOFTMAX_FNS(F64, double, exp)
+
+static em_status run_softmax(const em_call *c, bool take_log)
+{
+    em_red_geom g;
+    if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], 0)) return em_error_code();
+    int64_t cw = g.m > 1 ? EM_RED_COLS : 1, ncc = (g.m + cw - 1) / cw, ntask = g.n ? g.nrows * ncc : 0;
+    bool par = em_red_parallel(g.nrows * g.m * g.n) && ntask > 1;
+    char *out = em_tensor_data(c->out[0]);
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t t = 0; t < ntask; t++) {
+        int64_t o = t / ncc, j0 = t % ncc * cw, mm = g.m - j0 < cw ? g.m - j0 : cw;
+        if (c->dtype == EM_F32)
+            softmax_task_F32(&g, o, j0, mm, (float *)out, take_log);
+        else
+            softmax_task_F64(&g, o, j0, mm, (double *)out, take_log);
+    }
+    em_red_geom_free(&g);
+    return EM_OK;
+}
+
+em_status cpu_softmax(const em_call *c) { return run_softmax(c, false); }
+em_status cpu_log_softmax(const em_call *c) { return run_softmax(c, true); }
