@@ -60,7 +60,7 @@ SCAN_KIND(cumprod_I64, int64_t, uint64_t, 1, MUL)
  * and NaN propagates (PyTorch's _log_add_exp_helper). */
 static inline double log_add_exp(double a, double v)
 {
-    double lo = isnan(v) ? v : a < v ? a : v, hi = isnan(v) ? v : a < v ? v : a;
+    double lo = isnan(v) ? v : v < a ? v : a, hi = isnan(v) ? v : a < v ? v : a; /* std::min, std::max */
     if (lo != hi || isfinite(lo)) return log1p(exp(lo - hi)) + hi;
     return a;
 }

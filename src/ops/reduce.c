@@ -43,12 +43,16 @@ static em_tensor *sum_like(em_op op, const em_tensor *x, int ndims, const int *d
     return red_run1(&p, x);
 }
 
-/* out=: without dtype=, the op computes in out's dtype (as PyTorch does). */
+/* out=: without dtype=, the op computes in out's dtype (as PyTorch does),
+ * though mean still requires a float input then. */
 static em_status sum_like_out(em_op op, em_tensor *out, const em_tensor *x, int ndims, const int *dims, bool keepdim,
                               em_dtype dtype)
 {
     const char *name = em_ops[op].name;
     if (red_check_out(1, &out, dtype == EM_DTYPE_NONE ? NULL : &dtype, name)) return em_error_code();
+    em_dtype result, compute; /* mean and nanmean still infer from the input */
+    bool is_mean = op == EM_OP_mean || op == EM_OP_nanmean;
+    if (is_mean && x && dtype == EM_DTYPE_NONE && sum_dtypes(op, x, dtype, &result, &compute)) return em_error_code();
     em_tensor *r = sum_like(op, x, ndims, dims, keepdim, dtype == EM_DTYPE_NONE ? (em_dtype)out->dtype : dtype);
     return r ? red_into(1, &out, &r, name) : em_error_code();
 }
