@@ -99,9 +99,6 @@ em_status em_red_kinds(const em_call *c, const em_red_kind *const *kinds, int fl
 static inline int64_t em_red_nout(const em_red_geom *g) { return g->nrows * g->m; }
 bool em_red_parallel(int64_t numel);
 
-/* A double buffer of one value per output (for two-pass kernels). */
-double *em_red_aux_alloc(const em_red_geom *g);
-
 /* ---- defining kinds --------------------------------------------------
  * EM_RED_KIND(name, T, ACC, OUT, INIT, MAP, COMB, FIN) defines the kind
  * `name` reading T, accumulating ACC and writing OUT:
@@ -253,8 +250,9 @@ double *em_red_aux_alloc(const em_red_geom *g);
 #define EM_HIGHEST_F64 INFINITY
 #define EM_HIGHEST_BOOL true
 
-/* max/min that propagate NaN (for integer types `a != a` folds away). */
-#define EM_MAX_NAN(a, b) ((a) != (a) || (a) > (b) ? (a) : (b))
-#define EM_MIN_NAN(a, b) ((a) != (a) || (a) < (b) ? (a) : (b))
+/* max/min that propagate NaN (for integer types `a != a` folds away). The
+ * non-short-circuit | keeps them branch-free, so lane loops vectorize. */
+#define EM_MAX_NAN(a, b) (((a) != (a)) | ((a) > (b)) ? (a) : (b))
+#define EM_MIN_NAN(a, b) (((a) != (a)) | ((a) < (b)) ? (a) : (b))
 
 #endif

@@ -6,23 +6,33 @@
 #define MAX_BETTER(v, best) ((v) > (best) || ((v) != (v) && (best) == (best)))
 #define MIN_BETTER(v, best) ((v) < (best) || ((v) != (v) && (best) == (best)))
 
-/* ARG_KIND(name, T, BETTER) defines kinds name_vi (values in out0, indices
- * in out1) and name_i (indices in out0). Every block has >= 1 element: the
- * op layer rejects empty reduced dims. */
-#define ARG_KIND(name, T, BETTER)                                                                    \
+/* ARG_KIND(name, T, BETTER, EXTREME) defines kinds name_vi (values in out0,
+ * indices in out1) and name_i (indices in out0). A row finds its extreme
+ * value with vectorized lanes (EXTREME: a NaN-propagating max or min), then
+ * the first index holding it. Every block has >= 1 element: the op layer
+ * rejects empty reduced dims. */
+#define ARG_LANES 16
+#define ARG_KIND(name, T, BETTER, EXTREME)                                                           \
     typedef struct name##_acc {                                                                      \
         T v;                                                                                         \
         int64_t i;                                                                                   \
     } name##_acc;                                                                                    \
+    static inline __attribute__((always_inline)) name##_acc name##_row_body(const T *x, int64_t n, int64_t sn) \
+    {                                                                                                \
+        T l[ARG_LANES], m = x[0];                                                                    \
+        int64_t nl = n / ARG_LANES * ARG_LANES, i = 0;                                               \
+        for (int k = 0; k < ARG_LANES; k++) l[k] = x[0];                                             \
+        for (int64_t b = 0; b < nl; b += ARG_LANES)                                                  \
+            for (int k = 0; k < ARG_LANES; k++) l[k] = EXTREME(l[k], x[(b + k) * sn]);               \
+        for (int k = 0; k < ARG_LANES; k++) m = EXTREME(m, l[k]);                                    \
+        for (int64_t b = nl; b < n; b++) m = EXTREME(m, x[b * sn]);                                  \
+        while (!(x[i * sn] == m || (m != m && x[i * sn] != x[i * sn]))) i++;                         \
+        return (name##_acc){m, i};                                                                   \
+    }                                                                                                \
     EM_SIMD static void name##_row(const void *xv, int64_t n, int64_t sn, int64_t base, void *accv, double aux, \
                                    const em_call *c)                                                 \
     {                                                                                                \
-        const T *x = (const T *)xv;                                                                  \
-        name##_acc best = {x[0], 0};                                                                 \
-        for (int64_t i = 1; i < n; i++) {                                                            \
-            T v = x[i * sn];                                                                         \
-            if (BETTER(v, best.v)) best = (name##_acc){v, i};                                        \
-        }                                                                                            \
+        name##_acc best = sn == 1 ? name##_row_body((const T *)xv, n, 1) : name##_row_body((const T *)xv, n, sn); \
         best.i += base;                                                                              \
         *(name##_acc *)accv = best;                                                                  \
     }                                                                                                \
@@ -65,7 +75,8 @@
     static const em_red_kind name##_i = {sizeof(name##_acc), {sizeof(int64_t), 0}, name##_row, name##_cols, \
                                          name##_merge, name##_finish_i};
 
-#define ARG_KINDS(DT) ARG_KIND(argmax_##DT, em_##DT##_t, MAX_BETTER) ARG_KIND(argmin_##DT, em_##DT##_t, MIN_BETTER)
+#define ARG_KINDS(DT)                                                                                \
+    ARG_KIND(argmax_##DT, em_##DT##_t, MAX_BETTER, EM_MAX_NAN) ARG_KIND(argmin_##DT, em_##DT##_t, MIN_BETTER, EM_MIN_NAN)
 EM_FOR_ALL(ARG_KINDS)
 
 #define VI_MAX(DT) [EM_##DT] = &argmax_##DT##_vi,

@@ -11,6 +11,9 @@ em_status cpu_copy(const em_call *c); /* src/cpu/cast.c */
 #define ROW_BLOCK (1 << 15) /* elements of a plain row reduced as one block */
 #define COL_BLOCK 4096      /* rows of a vertical reduction reduced as one block */
 #define MAX_ACC 16          /* largest accumulator (value + index) */
+/* a kind's pairwise stack must hold log2(blocks per call) + 1 levels */
+_Static_assert(ROW_BLOCK / (EM_RED_LANES * EM_RED_LANE_ROWS) <= 1 << (EM_RED_LEVELS - 1), "row block too long");
+_Static_assert(COL_BLOCK / EM_RED_COL_ROWS <= 1 << (EM_RED_LEVELS - 1), "column block too long");
 
 bool em_red_parallel(int64_t numel)
 {
@@ -162,7 +165,8 @@ void em_red_geom_row(const em_red_geom *g, int64_t o, int64_t *xoff, int64_t *oo
     *ooff = oo;
 }
 
-double *em_red_aux_alloc(const em_red_geom *g)
+/* A double buffer of one value per output (for two-pass kernels). */
+static double *aux_alloc(const em_red_geom *g)
 {
     double *a = malloc((size_t)(em_red_nout(g) ? em_red_nout(g) : 1) * sizeof *a);
     if (!a) em_error(EM_ERR_MEMORY, "reduction: out of memory");
@@ -284,7 +288,7 @@ em_status em_red_call2(const em_call *c, const em_red_kind *first, const em_red_
 {
     em_red_geom g;
     if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], 0)) return em_error_code();
-    double *aux = em_red_aux_alloc(&g);
+    double *aux = aux_alloc(&g);
     em_status st = aux ? em_red_run(first, &g, (char *)aux, NULL, true, NULL, c) : em_error_code();
     if (st == EM_OK)
         st = em_red_run(second, &g, em_tensor_data(c->out[0]), c->nout > 1 ? em_tensor_data(c->out[1]) : NULL,

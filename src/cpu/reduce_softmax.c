@@ -1,5 +1,6 @@
 /* CPU kernels of softmax and log_softmax along one dim (c->i[0]):
- * max, then exp(x - max) and its sum (in double), then a scale by 1 / sum
+ * max, then exp(x - max) and its sum (float lanes added into a double every
+ * LANES * LANES elements), then a scale by 1 / sum
  * or a subtraction of max + log(sum). A row along a contiguous dim runs
  * vectorized loops over lanes; along a slow dim, whole rows of columns. */
 #include "reduce.h"
@@ -8,45 +9,61 @@
 #define LANES 16
 
 #define SOFTMAX_FNS(DT, T, EXP)                                                                      \
+    /* the max, NaN if any (omp simd: a max reduction that vectorizes) */                         \
+    static inline __attribute__((always_inline)) T row_max_##DT(const T *x, int64_t n, int64_t sn)    \
+    {                                                                                                \
+        T mx = -INFINITY;                                                                            \
+        int nan = 0;                                                                                 \
+        _Pragma("omp simd reduction(max : mx) reduction(| : nan)")                                   \
+        for (int64_t i = 0; i < n; i++) {                                                            \
+            T v = x[i * sn];                                                                         \
+            mx = v > mx ? v : mx;                                                                    \
+            nan |= v != v;                                                                           \
+        }                                                                                            \
+        return nan ? (T)NAN : mx;                                                                    \
+    }                                                                                                \
+    /* sum of exp(x - mx), also stored to out when `store`; blocks of T lanes add into a double */   \
+    static inline __attribute__((always_inline)) double row_sum_exp_##DT(const T *x, int64_t n, int64_t sn, T mx, \
+                                                                         T *out, int64_t on, bool store) \
+    {                                                                                                \
+        double total = 0;                                                                            \
+        int64_t nl = n / LANES * LANES;                                                              \
+        for (int64_t b = 0; b < nl; b += LANES * LANES) {                                            \
+            T l[LANES] = {0};                                                                        \
+            int64_t e = b + LANES * LANES < nl ? b + LANES * LANES : nl;                             \
+            for (int64_t i = b; i < e; i += LANES)                                                   \
+                for (int k = 0; k < LANES; k++) {                                                    \
+                    T v = EXP(x[(i + k) * sn] - mx);                                                 \
+                    if (store) out[(i + k) * on] = v;                                                \
+                    l[k] += v;                                                                       \
+                }                                                                                    \
+            for (int k = 0; k < LANES; k++) total += l[k];                                           \
+        }                                                                                            \
+        for (int64_t i = nl; i < n; i++) {                                                           \
+            T v = EXP(x[i * sn] - mx);                                                               \
+            if (store) out[i * on] = v;                                                              \
+            total += v;                                                                              \
+        }                                                                                            \
+        return total;                                                                                \
+    }                                                                                                \
     static inline __attribute__((always_inline)) void softmax_row_##DT##_body(const T *x, int64_t n, int64_t sn, \
                                                                               T *out, int64_t on, bool take_log) \
     {                                                                                                \
-        T lm[LANES];                                                                                 \
-        double ls[LANES];                                                                            \
-        int64_t nl = n / LANES * LANES;                                                              \
-        for (int k = 0; k < LANES; k++) lm[k] = -INFINITY, ls[k] = 0;                                \
-        for (int64_t i = 0; i < nl; i += LANES)                                                      \
-            for (int k = 0; k < LANES; k++) lm[k] = EM_MAX_NAN(lm[k], x[(i + k) * sn]);              \
-        for (int64_t i = nl; i < n; i++) lm[0] = EM_MAX_NAN(lm[0], x[i * sn]);                       \
-        T mx = lm[0];                                                                                \
-        for (int k = 1; k < LANES; k++) mx = EM_MAX_NAN(mx, lm[k]);                                  \
-        for (int64_t i = 0; i < nl; i += LANES)                                                      \
-            for (int k = 0; k < LANES; k++) {                                                        \
-                T e = EXP(x[(i + k) * sn] - mx);                                                     \
-                if (!take_log) out[(i + k) * on] = e;                                                     \
-                ls[k] += e;                                                                          \
-            }                                                                                        \
-        for (int64_t i = nl; i < n; i++) {                                                           \
-            T e = EXP(x[i * sn] - mx);                                                               \
-            if (!take_log) out[i * on] = e;                                                               \
-            ls[0] += e;                                                                              \
-        }                                                                                            \
-        double sum = 0;                                                                              \
-        for (int k = 0; k < LANES; k++) sum += ls[k];                                                \
-        if (take_log) {                                                                                   \
-            T shift = mx + (T)log(sum);                                                              \
+        T mx = row_max_##DT(x, n, sn);                                                               \
+        if (take_log) {                                                                              \
+            T shift = mx + (T)log(row_sum_exp_##DT(x, n, sn, mx, out, on, false));                   \
             for (int64_t i = 0; i < n; i++) out[i * on] = x[i * sn] - shift;                         \
         } else {                                                                                     \
-            T inv = (T)(1 / sum);                                                                    \
+            T inv = (T)(1 / row_sum_exp_##DT(x, n, sn, mx, out, on, true));                          \
             for (int64_t i = 0; i < n; i++) out[i * on] *= inv;                                      \
         }                                                                                            \
     }                                                                                                \
     EM_SIMD static void softmax_row_##DT(const T *x, int64_t n, int64_t sn, T *out, int64_t on, bool take_log) \
     {                                                                                                \
         if (sn == 1 && on == 1)                                                                      \
-            softmax_row_##DT##_body(x, n, 1, out, 1, take_log);                                           \
+            softmax_row_##DT##_body(x, n, 1, out, 1, take_log);                                      \
         else                                                                                         \
-            softmax_row_##DT##_body(x, n, sn, out, on, take_log);                                         \
+            softmax_row_##DT##_body(x, n, sn, out, on, take_log);                                    \
     }                                                                                                \
     static inline __attribute__((always_inline)) void softmax_cols_##DT##_body(                       \
         const T *x, int64_t n, int64_t sn, int64_t m, int64_t si, T *out, int64_t on, int64_t oi, bool take_log) \
