@@ -93,6 +93,9 @@ em_status em_red_call2(const em_call *c, const em_red_kind *first, const em_red_
     em_status cpu_##op(const em_call *c) { return em_red_kinds(c, op##_kinds, 0); }
 /* Runs kinds[c->dtype] with em_red_call (an internal error if missing). */
 em_status em_red_kinds(const em_call *c, const em_red_kind *const *kinds, int flags);
+/* The error of a call whose dtype has no kernel (the op layer should have
+ * rejected it first). */
+em_status em_red_no_kernel(const em_call *c);
 
 /* Number of outputs of g, and whether work of `numel` elements should be
  * split over threads. */

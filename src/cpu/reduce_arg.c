@@ -76,7 +76,8 @@
                                          name##_merge, name##_finish_i};
 
 #define ARG_KINDS(DT)                                                                                \
-    ARG_KIND(argmax_##DT, em_##DT##_t, MAX_BETTER, EM_MAX_NAN) ARG_KIND(argmin_##DT, em_##DT##_t, MIN_BETTER, EM_MIN_NAN)
+    ARG_KIND(argmax_##DT, em_##DT##_t, MAX_BETTER, EM_MAX_NAN)                                       \
+    ARG_KIND(argmin_##DT, em_##DT##_t, MIN_BETTER, EM_MIN_NAN)
 EM_FOR_ALL(ARG_KINDS)
 
 #define VI_MAX(DT) [EM_##DT] = &argmax_##DT##_vi,

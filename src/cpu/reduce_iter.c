@@ -231,7 +231,8 @@ static void merge_task(const red_job *jb, int64_t t)
     size_t stride = (size_t)g->m * k->acc_size;
     char *base = jb->partial + ((size_t)(o * jb->nrb) * g->m + j0) * k->acc_size;
     for (int64_t step = 1; step < jb->nrb; step *= 2)
-        for (int64_t r = 0; r + step < jb->nrb; r += 2 * step) k->merge(base + r * stride, base + (r + step) * stride, mm);
+        for (int64_t r = 0; r + step < jb->nrb; r += 2 * step)
+            k->merge(base + r * stride, base + (r + step) * stride, mm);
     int64_t xoff, ooff;
     em_red_geom_row(g, o, &xoff, &ooff);
     char *p[2];
@@ -277,11 +278,14 @@ em_status em_red_call(const em_call *c, const em_red_kind *k, int flags)
     return st;
 }
 
+em_status em_red_no_kernel(const em_call *c)
+{
+    return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name, em_dtypes[c->dtype].name);
+}
+
 em_status em_red_kinds(const em_call *c, const em_red_kind *const *kinds, int flags)
 {
-    if (!kinds[c->dtype])
-        return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name, em_dtypes[c->dtype].name);
-    return em_red_call(c, kinds[c->dtype], flags);
+    return kinds[c->dtype] ? em_red_call(c, kinds[c->dtype], flags) : em_red_no_kernel(c);
 }
 
 em_status em_red_call2(const em_call *c, const em_red_kind *first, const em_red_kind *second)

@@ -109,7 +109,7 @@ EM_FOR_ALL(CUM_ARG_KINDS)
 static em_status run_scan(const em_call *c, const scan_kind *const *kinds)
 {
     const scan_kind *k = kinds[c->dtype];
-    if (!k) return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name, em_dtypes[c->dtype].name);
+    if (!k) return em_red_no_kernel(c);
     em_red_geom g;
     if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], 0)) return em_error_code();
     char *out = em_tensor_data(c->out[0]), *idx = c->nout > 1 ? em_tensor_data(c->out[1]) : NULL;

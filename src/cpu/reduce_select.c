@@ -104,7 +104,7 @@ typedef void (*select_fn)(const char *x, int64_t n, int64_t sn, bool flag, void 
  * any); scratch holds scratch_size bytes per reduced element. */
 static em_status run_select(const em_call *c, select_fn fn, size_t scratch_size, bool flag)
 {
-    if (!fn) return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name, em_dtypes[c->dtype].name);
+    if (!fn) return em_red_no_kernel(c);
     em_red_geom g;
     if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], 0)) return em_error_code();
     char *out = em_tensor_data(c->out[0]);

@@ -86,5 +86,6 @@ LSE_KINDS(F64, double)
 
 em_status cpu_logsumexp(const em_call *c)
 {
-    return c->dtype == EM_F32 ? em_red_call2(c, &lse_max_F32, &lse_sum_F32) : em_red_call2(c, &lse_max_F64, &lse_sum_F64);
+    return c->dtype == EM_F32 ? em_red_call2(c, &lse_max_F32, &lse_sum_F32)
+                              : em_red_call2(c, &lse_max_F64, &lse_sum_F64);
 }

@@ -1,29 +1,30 @@
 /* Shared op-layer plumbing of the reduce family (see reduce_common.h). */
 #include "reduce_common.h"
 
-em_status red_mask(const em_tensor *x, int ndims, const int *dims, const char *name, uint32_t *mask)
+em_status em_reduce_mask(const em_tensor *x, int ndims, const int *dims, const char *name, uint32_t *mask)
 {
     if (!x) return em_fail(EM_ERR_VALUE, "%s: input tensor is NULL", name);
     if (ndims < 0 || ndims > EM_MAX_DIMS || (ndims && !dims))
         return em_fail(EM_ERR_VALUE, "%s: invalid list of %d dims", name, ndims);
     if (ndims == 0) {
-        *mask = red_all_dims(x);
+        *mask = em_reduce_all_dims(x);
         return EM_OK;
     }
     uint32_t m = 0;
     for (int k = 0; k < ndims; k++) {
         int d = em_wrap_dim(dims[k], x->ndim, name);
         if (d < 0) return em_error_code();
-        if (m >> d & 1) return em_fail(EM_ERR_RUNTIME, "%s: dim %d appears multiple times in the list of dims", name, d);
+        if (m >> d & 1)
+            return em_fail(EM_ERR_RUNTIME, "%s: dim %d appears multiple times in the list of dims", name, d);
         m |= 1u << d;
     }
-    *mask = m & red_all_dims(x);
+    *mask = m & em_reduce_all_dims(x);
     return EM_OK;
 }
 
-em_status red_dim_mask(const em_tensor *x, int dim, const char *name, uint32_t *mask)
+em_status em_reduce_dim_mask(const em_tensor *x, int dim, const char *name, uint32_t *mask)
 {
-    return red_mask(x, 1, &dim, name, mask);
+    return em_reduce_mask(x, 1, &dim, name, mask);
 }
 
 static const char *const type_names[EM_DTYPE_COUNT] = {
@@ -31,20 +32,21 @@ static const char *const type_names[EM_DTYPE_COUNT] = {
     [EM_F16] = "Half", [EM_F32] = "Float", [EM_F64] = "Double", [EM_BOOL] = "Bool", [EM_BF16] = "BFloat16",
 };
 
-const char *red_type_name(em_dtype dt) { return em_dtype_valid(dt) ? type_names[dt] : "invalid"; }
+const char *em_reduce_type_name(em_dtype dt) { return em_dtype_valid(dt) ? type_names[dt] : "invalid"; }
 
-em_status red_dtype_error(const char *kernel, em_dtype dt)
+em_status em_reduce_dtype_error(const char *kernel, em_dtype dt)
 {
-    return em_fail(EM_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel, red_type_name(dt));
+    return em_fail(EM_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel, em_reduce_type_name(dt));
 }
 
-em_status red_check_dtype_arg(em_dtype dt, const char *name)
+em_status em_reduce_check_dtype_arg(em_dtype dt, const char *name)
 {
     if (dt != EM_DTYPE_NONE && !em_dtype_valid(dt)) return em_fail(EM_ERR_DTYPE, "%s: invalid dtype %d", name, (int)dt);
     return EM_OK;
 }
 
-em_status red_check_nonempty(const em_tensor *x, uint32_t mask, bool all_dims, const char *name, em_status all_code)
+em_status em_reduce_check_nonempty(const em_tensor *x, uint32_t mask, bool all_dims, const char *name,
+                                   em_status all_code)
 {
     if (all_dims && em_numel(x) == 0)
         return em_fail(all_code, "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
@@ -81,7 +83,7 @@ static em_tensor *convert_input(const em_tensor *x, em_dtype via, em_dtype compu
     return r;
 }
 
-em_status red_run(const red_plan *p, const em_tensor *x, em_tensor **res)
+em_status em_reduce_run(const em_reduce_plan *p, const em_tensor *x, em_tensor **res)
 {
     int64_t shape[EM_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) shape[d] = (p->mask >> d & 1) && !p->same_shape ? 1 : x->sizes[d];
@@ -122,13 +124,13 @@ em_status red_run(const red_plan *p, const em_tensor *x, em_tensor **res)
     return st;
 }
 
-em_tensor *red_run1(const red_plan *p, const em_tensor *x)
+em_tensor *em_reduce_run1(const em_reduce_plan *p, const em_tensor *x)
 {
     em_tensor *r;
-    return red_run(p, x, &r) ? NULL : r;
+    return em_reduce_run(p, x, &r) ? NULL : r;
 }
 
-em_status red_check_out(int n, em_tensor *const *outs, const em_dtype *want, const char *name)
+em_status em_reduce_check_out(int n, em_tensor *const *outs, const em_dtype *want, const char *name)
 {
     for (int k = 0; k < n; k++) {
         if (!outs[k]) return em_fail(EM_ERR_VALUE, "%s: out is NULL", name);
@@ -139,9 +141,9 @@ em_status red_check_out(int n, em_tensor *const *outs, const em_dtype *want, con
     return EM_OK;
 }
 
-em_status red_into(int n, em_tensor *const *outs, em_tensor **res, const char *name)
+em_status em_reduce_into(int n, em_tensor *const *outs, em_tensor **res, const char *name)
 {
-    em_status st = red_check_out(n, outs, NULL, name);
+    em_status st = em_reduce_check_out(n, outs, NULL, name);
     for (int k = 0; k < n && st == EM_OK; k++) st = em_check_overlap(outs[k], NULL, name);
     for (int k = 0; k < n && st == EM_OK; k++) {
         em_tensor *o = outs[k], *r = res[k];

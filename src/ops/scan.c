@@ -10,28 +10,34 @@
 static em_tensor *cum_sum_like(em_op op, const em_tensor *x, int dim, em_dtype dtype)
 {
     const char *name = em_ops[op].name;
-    red_plan p = {.op = op, .same_shape = true, .via = dtype, .nout = 1};
-    if (red_dim_mask(x, dim, name, &p.mask) || red_check_dtype_arg(dtype, name)) return NULL;
+    em_reduce_plan p = {.op = op, .same_shape = true, .via = dtype, .nout = 1};
+    if (em_reduce_dim_mask(x, dim, name, &p.mask) || em_reduce_check_dtype_arg(dtype, name)) return NULL;
     em_dtype r = dtype != EM_DTYPE_NONE ? dtype : em_dtype_is_float((em_dtype)x->dtype) ? (em_dtype)x->dtype : EM_I64;
     if (r == EM_F16 || r == EM_BOOL) {
-        red_dtype_error(op == EM_OP_cumsum ? "cumsum_out_cpu" : "cumprod_out_cpu", r);
+        em_reduce_dtype_error(op == EM_OP_cumsum ? "cumsum_out_cpu" : "cumprod_out_cpu", r);
         return NULL;
     }
     p.result[0] = r;
-    p.compute = p.kout[0] = em_dtype_is_float(r) ? red_compute_float(r) : EM_I64;
-    return red_run1(&p, x);
+    p.compute = p.kout[0] = em_dtype_is_float(r) ? em_reduce_compute_float(r) : EM_I64;
+    return em_reduce_run1(&p, x);
 }
 
-em_tensor *em_cumsum(const em_tensor *x, int dim, em_dtype dtype) { return cum_sum_like(EM_OP_cumsum, x, dim, dtype); }
-em_tensor *em_cumprod(const em_tensor *x, int dim, em_dtype dtype) { return cum_sum_like(EM_OP_cumprod, x, dim, dtype); }
+em_tensor *em_cumsum(const em_tensor *x, int dim, em_dtype dtype)
+{
+    return cum_sum_like(EM_OP_cumsum, x, dim, dtype);
+}
+em_tensor *em_cumprod(const em_tensor *x, int dim, em_dtype dtype)
+{
+    return cum_sum_like(EM_OP_cumprod, x, dim, dtype);
+}
 
 /* out=: without dtype=, computes in out's dtype (as PyTorch). */
 static em_status cum_out(em_op op, em_tensor *out, const em_tensor *x, int dim, em_dtype dtype)
 {
     const char *name = em_ops[op].name;
-    if (red_check_out(1, &out, dtype == EM_DTYPE_NONE ? NULL : &dtype, name)) return em_error_code();
+    if (em_reduce_check_out(1, &out, dtype == EM_DTYPE_NONE ? NULL : &dtype, name)) return em_error_code();
     em_tensor *r = cum_sum_like(op, x, dim, dtype == EM_DTYPE_NONE ? (em_dtype)out->dtype : dtype);
-    return r ? red_into(1, &out, &r, name) : em_error_code();
+    return r ? em_reduce_into(1, &out, &r, name) : em_error_code();
 }
 em_status em_cumsum_out(em_tensor *out, const em_tensor *x, int dim, em_dtype dtype)
 {
@@ -57,15 +63,15 @@ em_status em_cumprod_(em_tensor *self, int dim, em_dtype dtype) { return cum_inp
 static em_status cum_extremum(em_op op, const em_tensor *x, int dim, em_tensor **values, em_tensor **indices)
 {
     const char *name = em_ops[op].name;
-    red_plan p = {.op = op, .same_shape = true, .via = EM_DTYPE_NONE, .nout = 2};
+    em_reduce_plan p = {.op = op, .same_shape = true, .via = EM_DTYPE_NONE, .nout = 2};
     *values = *indices = NULL;
-    if (red_dim_mask(x, dim, name, &p.mask)) return em_error_code();
-    if (x->dtype == EM_F16) return red_dtype_error(op == EM_OP_cummax ? "cummax_cpu" : "cummin_cpu", EM_F16);
-    p.compute = p.kout[0] = red_compute_float((em_dtype)x->dtype);
+    if (em_reduce_dim_mask(x, dim, name, &p.mask)) return em_error_code();
+    if (x->dtype == EM_F16) return em_reduce_dtype_error(op == EM_OP_cummax ? "cummax_cpu" : "cummin_cpu", EM_F16);
+    p.compute = p.kout[0] = em_reduce_compute_float((em_dtype)x->dtype);
     p.result[0] = (em_dtype)x->dtype;
     p.kout[1] = p.result[1] = EM_I64;
     em_tensor *r[2];
-    em_status st = red_run(&p, x, r);
+    em_status st = em_reduce_run(&p, x, r);
     if (st == EM_OK) *values = r[0], *indices = r[1];
     return st;
 }
@@ -83,8 +89,9 @@ static em_status cum_extremum_out(em_op op, em_tensor *values, em_tensor *indice
     const char *name = em_ops[op].name;
     em_tensor *outs[2] = {values, indices}, *r[2];
     em_dtype want[2] = {x ? (em_dtype)x->dtype : EM_F32, EM_I64};
-    if (red_check_out(2, outs, x ? want : NULL, name) || cum_extremum(op, x, dim, &r[0], &r[1])) return em_error_code();
-    return red_into(2, outs, r, name);
+    if (em_reduce_check_out(2, outs, x ? want : NULL, name) || cum_extremum(op, x, dim, &r[0], &r[1]))
+        return em_error_code();
+    return em_reduce_into(2, outs, r, name);
 }
 em_status em_cummax_out(em_tensor *values, em_tensor *indices, const em_tensor *x, int dim)
 {
@@ -99,21 +106,22 @@ em_status em_cummin_out(em_tensor *values, em_tensor *indices, const em_tensor *
 
 em_tensor *em_logcumsumexp(const em_tensor *x, int dim)
 {
-    red_plan p = {.op = EM_OP_logcumsumexp, .same_shape = true, .via = EM_DTYPE_NONE, .nout = 1};
-    if (red_dim_mask(x, dim, "logcumsumexp", &p.mask)) return NULL;
+    em_reduce_plan p = {.op = EM_OP_logcumsumexp, .same_shape = true, .via = EM_DTYPE_NONE, .nout = 1};
+    if (em_reduce_dim_mask(x, dim, "logcumsumexp", &p.mask)) return NULL;
     em_dtype in = (em_dtype)x->dtype;
     if (in != EM_F32 && in != EM_F64 && in != EM_BF16) {
-        red_dtype_error("logcumsumexp_out_cpu", in);
+        em_reduce_dtype_error("logcumsumexp_out_cpu", in);
         return NULL;
     }
-    p.compute = p.kout[0] = red_compute_float(in);
+    p.compute = p.kout[0] = em_reduce_compute_float(in);
     p.result[0] = in;
-    return red_run1(&p, x);
+    return em_reduce_run1(&p, x);
 }
 
 em_status em_logcumsumexp_out(em_tensor *out, const em_tensor *x, int dim)
 {
-    if (red_check_out(1, &out, x ? &(em_dtype){(em_dtype)x->dtype} : NULL, "logcumsumexp")) return em_error_code();
+    if (em_reduce_check_out(1, &out, x ? &(em_dtype){(em_dtype)x->dtype} : NULL, "logcumsumexp"))
+        return em_error_code();
     em_tensor *r = em_logcumsumexp(x, dim);
-    return r ? red_into(1, &out, &r, "logcumsumexp") : em_error_code();
+    return r ? em_reduce_into(1, &out, &r, "logcumsumexp") : em_error_code();
 }
