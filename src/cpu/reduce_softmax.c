@@ -65,6 +65,20 @@
         else                                                                                         \
             softmax_row_##DT##_body(x, n, sn, out, on, take_log);                                    \
     }                                                                                                \
+    /* sum[j] += exp(x - mx[j]) down the rows of m columns, stored to out when `store`; exp goes     \
+     * through a row buffer so that both loops vectorize */                                         \
+    static inline __attribute__((always_inline)) void cols_sum_exp_##DT(                              \
+        const T *x, int64_t n, int64_t sn, int64_t m, int64_t si, const T *mx, T *out, int64_t on, int64_t oi, \
+        double *sum, bool store)                                                                     \
+    {                                                                                                \
+        T e[EM_RED_COLS];                                                                            \
+        for (int64_t i = 0; i < n; i++) {                                                            \
+            for (int64_t j = 0; j < m; j++) e[j] = EXP(x[i * sn + j * si] - mx[j]);                  \
+            for (int64_t j = 0; j < m; j++) sum[j] += e[j];                                          \
+            if (store)                                                                               \
+                for (int64_t j = 0; j < m; j++) out[i * on + j * oi] = e[j];                         \
+        }                                                                                            \
+    }                                                                                                \
     static inline __attribute__((always_inline)) void softmax_cols_##DT##_body(                       \
         const T *x, int64_t n, int64_t sn, int64_t m, int64_t si, T *out, int64_t on, int64_t oi, bool take_log) \
     {                                                                                                \
@@ -73,17 +87,13 @@
         for (int64_t j = 0; j < m; j++) mx[j] = -INFINITY, sum[j] = 0;                               \
         for (int64_t i = 0; i < n; i++)                                                              \
             for (int64_t j = 0; j < m; j++) mx[j] = EM_MAX_NAN(mx[j], x[i * sn + j * si]);           \
-        for (int64_t i = 0; i < n; i++)                                                              \
-            for (int64_t j = 0; j < m; j++) {                                                        \
-                T e = EXP(x[i * sn + j * si] - mx[j]);                                               \
-                if (!take_log) out[i * on + j * oi] = e;                                                  \
-                sum[j] += e;                                                                         \
-            }                                                                                        \
-        if (take_log) {                                                                                   \
+        if (take_log) {                                                                              \
+            cols_sum_exp_##DT(x, n, sn, m, si, mx, out, on, oi, sum, false);                         \
             for (int64_t j = 0; j < m; j++) mx[j] += (T)log(sum[j]);                                 \
             for (int64_t i = 0; i < n; i++)                                                          \
                 for (int64_t j = 0; j < m; j++) out[i * on + j * oi] = x[i * sn + j * si] - mx[j];   \
         } else {                                                                                     \
+            cols_sum_exp_##DT(x, n, sn, m, si, mx, out, on, oi, sum, true);                          \
             for (int64_t j = 0; j < m; j++) mx[j] = (T)(1 / sum[j]);                                 \
             for (int64_t i = 0; i < n; i++)                                                          \
                 for (int64_t j = 0; j < m; j++) out[i * on + j * oi] *= mx[j];                       \
@@ -92,10 +102,12 @@
     EM_SIMD static void softmax_cols_##DT(const T *x, int64_t n, int64_t sn, int64_t m, int64_t si, T *out, \
                                           int64_t on, int64_t oi, bool take_log)                          \
     {                                                                                                \
-        if (si == 1 && oi == 1)                                                                      \
-            softmax_cols_##DT##_body(x, n, sn, m, 1, out, on, 1, take_log);                               \
+        if (si == 1 && oi == 1 && take_log)                                                          \
+            softmax_cols_##DT##_body(x, n, sn, m, 1, out, on, 1, true);                              \
+        else if (si == 1 && oi == 1)                                                                 \
+            softmax_cols_##DT##_body(x, n, sn, m, 1, out, on, 1, false);                             \
         else                                                                                         \
-            softmax_cols_##DT##_body(x, n, sn, m, si, out, on, oi, take_log);                             \
+            softmax_cols_##DT##_body(x, n, sn, m, si, out, on, oi, take_log);                        \
     }                                                                                                \
     static void softmax_task_##DT(const em_red_geom *g, int64_t o, int64_t j0, int64_t mm, T *out, bool take_log) \
     {                                                                                                \
