@@ -14,8 +14,10 @@ static int64_t tred_groups(const em_tensor *x, uint32_t mask, double **groups, i
     const int64_t *sz = em_sizes(x);
     int64_t nout = 1, n = 1;
     for (int d = 0; d < nd; d++) {
-        if (mask >> d & 1) n *= sz[d];
-        else nout *= sz[d];
+        if (mask >> d & 1)
+            n *= sz[d];
+        else
+            nout *= sz[d];
     }
     double *v = tvals(x), *g = malloc((size_t)(nout * n > 0 ? nout * n : 1) * sizeof *g);
     int64_t *fill = calloc((size_t)(nout ? nout : 1), sizeof *fill);
@@ -40,8 +42,10 @@ static bool tred_shape_ok(const em_tensor *r, const em_tensor *x, uint32_t mask,
     int64_t want[EM_MAX_DIMS];
     int n = 0;
     for (int d = 0; d < em_ndim(x); d++) {
-        if (!(mask >> d & 1)) want[n++] = em_sizes(x)[d];
-        else if (keepdim) want[n++] = 1;
+        if (!(mask >> d & 1))
+            want[n++] = em_sizes(x)[d];
+        else if (keepdim)
+            want[n++] = 1;
     }
     return tshape_is(r, n, want);
 }
@@ -108,10 +112,14 @@ static double r_norm(const double *v, int64_t n, double p)
     double s = p == -INFINITY ? INFINITY : 0;
     for (int64_t i = 0; i < n; i++) {
         double a = fabs(v[i]);
-        if (p == INFINITY) s = isnan(a) || a > s ? a : s;
-        else if (p == -INFINITY) s = isnan(a) || a < s ? a : s;
-        else if (p == 0) s += a != 0;
-        else s += pow(a, p);
+        if (p == INFINITY)
+            s = isnan(a) || a > s ? a : s;
+        else if (p == -INFINITY)
+            s = isnan(a) || a < s ? a : s;
+        else if (p == 0)
+            s += a != 0;
+        else
+            s += pow(a, p);
     }
     if (p == -INFINITY && n == 0) return 0;
     return p == INFINITY || p == -INFINITY || p == 0 || p == 1 ? s : pow(s, 1 / p);
@@ -125,20 +133,44 @@ static double r_logsumexp(const double *v, int64_t n, double p)
 }
 
 /* Every reduction as (x, dims, keepdim, param) -> tensor. */
-static em_tensor *f_sum(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_sum(x, nd, d, k, EM_DTYPE_NONE); }
-static em_tensor *f_nansum(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_nansum(x, nd, d, k, EM_DTYPE_NONE); }
-static em_tensor *f_mean(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_mean(x, nd, d, k, EM_DTYPE_NONE); }
-static em_tensor *f_nanmean(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_nanmean(x, nd, d, k, EM_DTYPE_NONE); }
-static em_tensor *f_prod(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_prod(x, nd, d, k, EM_DTYPE_NONE); }
+static em_tensor *f_sum(const em_tensor *x, int nd, const int *d, bool k, double p)
+{
+    return em_sum(x, nd, d, k, EM_DTYPE_NONE);
+}
+static em_tensor *f_nansum(const em_tensor *x, int nd, const int *d, bool k, double p)
+{
+    return em_nansum(x, nd, d, k, EM_DTYPE_NONE);
+}
+static em_tensor *f_mean(const em_tensor *x, int nd, const int *d, bool k, double p)
+{
+    return em_mean(x, nd, d, k, EM_DTYPE_NONE);
+}
+static em_tensor *f_nanmean(const em_tensor *x, int nd, const int *d, bool k, double p)
+{
+    return em_nanmean(x, nd, d, k, EM_DTYPE_NONE);
+}
+static em_tensor *f_prod(const em_tensor *x, int nd, const int *d, bool k, double p)
+{
+    return em_prod(x, nd, d, k, EM_DTYPE_NONE);
+}
 static em_tensor *f_amax(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_amax(x, nd, d, k); }
 static em_tensor *f_amin(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_amin(x, nd, d, k); }
 static em_tensor *f_all(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_all(x, nd, d, k); }
 static em_tensor *f_any(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_any(x, nd, d, k); }
-static em_tensor *f_count(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_count_nonzero(x, nd, d); }
+static em_tensor *f_count(const em_tensor *x, int nd, const int *d, bool k, double p)
+{
+    return em_count_nonzero(x, nd, d);
+}
 static em_tensor *f_var(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_var(x, nd, d, p, k); }
 static em_tensor *f_std(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_std(x, nd, d, p, k); }
-static em_tensor *f_norm(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_norm(x, p, nd, d, k, EM_DTYPE_NONE); }
-static em_tensor *f_lse(const em_tensor *x, int nd, const int *d, bool k, double p) { return em_logsumexp(x, nd, d, k); }
+static em_tensor *f_norm(const em_tensor *x, int nd, const int *d, bool k, double p)
+{
+    return em_norm(x, p, nd, d, k, EM_DTYPE_NONE);
+}
+static em_tensor *f_lse(const em_tensor *x, int nd, const int *d, bool k, double p)
+{
+    return em_logsumexp(x, nd, d, k);
+}
 
 typedef struct rspec {
     const char *name;
@@ -182,12 +214,11 @@ static const struct rcase {
     int nd;
     int dims[3];
 } cases[] = {
-    {2, {3, 4}, 0, {0}},           {2, {3, 4}, 1, {0}},          {2, {3, 4}, 1, {-1}},
-    {3, {2, 3, 5}, 2, {0, 2}},     {3, {2, 3, 5}, 1, {1}},       {3, {2, 3, 5}, 2, {-1, -2}},
-    {4, {2, 3, 4, 5}, 2, {1, 3}},  {4, {2, 3, 4, 5}, 3, {0, 1, 2}}, {1, {1000}, 1, {0}},
-    {2, {70, 300}, 1, {0}},        {2, {5000, 3}, 1, {0}},       {1, {70001}, 0, {0}},
-    {0, {0}, 0, {0}},              {0, {0}, 1, {-1}},            {2, {0, 3}, 1, {1}},
-    {2, {0, 3}, 1, {0}},           {3, {2, 1, 3}, 1, {1}},
+    {2, {3, 4}, 0, {0}},    {2, {3, 4}, 1, {0}},         {2, {3, 4}, 1, {-1}},         {3, {2, 3, 5}, 2, {0, 2}},
+    {3, {2, 3, 5}, 1, {1}}, {3, {2, 3, 5}, 2, {-1, -2}}, {4, {2, 3, 4, 5}, 2, {1, 3}}, {4, {2, 3, 4, 5}, 3, {0, 1, 2}},
+    {1, {1000}, 1, {0}},    {2, {70, 300}, 1, {0}},      {2, {5000, 3}, 1, {0}},       {1, {70001}, 0, {0}},
+    {0, {0}, 0, {0}},       {0, {0}, 1, {-1}},           {2, {0, 3}, 1, {1}},          {2, {0, 3}, 1, {0}},
+    {3, {2, 1, 3}, 1, {1}},
 };
 
 /* x laid out as asked: 0 contiguous, 1 every other element, 2 transposed
@@ -250,7 +281,8 @@ static bool check_case(const rspec *s, const struct rcase *c, int layout, bool k
         free(g);
         free(want);
     }
-    if (!ok) fprintf(stderr, "  %s on case ndim=%d nd=%d layout=%d keepdim=%d\n", s->name, c->ndim, c->nd, layout, keepdim);
+    if (!ok)
+        fprintf(stderr, "  %s on case ndim=%d nd=%d layout=%d keepdim=%d\n", s->name, c->ndim, c->nd, layout, keepdim);
     em_release(x);
     em_release(r);
     return ok;
@@ -269,8 +301,8 @@ TEST(reduce_all_ops_against_reference)
                     if (big && (layout || t)) continue; /* keep the suite fast */
                     CHECK(check_case(&specs[k], &cases[c], layout, (c + layout) % 2, dts[t]));
                 }
-    COVER(EM_OP_sum, EM_OP_nansum, EM_OP_mean, EM_OP_nanmean, EM_OP_prod, EM_OP_amax, EM_OP_amin, EM_OP_all,
-          EM_OP_any, EM_OP_count_nonzero, EM_OP_var, EM_OP_std, EM_OP_norm, EM_OP_logsumexp);
+    COVER(EM_OP_sum, EM_OP_nansum, EM_OP_mean, EM_OP_nanmean, EM_OP_prod, EM_OP_amax, EM_OP_amin, EM_OP_all, EM_OP_any,
+          EM_OP_count_nonzero, EM_OP_var, EM_OP_std, EM_OP_norm, EM_OP_logsumexp);
 }
 
 /* ---- dtypes ------------------------------------------------------------- */
@@ -280,7 +312,8 @@ TEST(reduce_result_dtypes)
     for (int dt = 0; dt < EM_DTYPE_COUNT; dt++) {
         em_tensor *x = trand((em_dtype)dt, SHAPE(3, 4), 0, 5);
         bool fl = em_dtype_is_float((em_dtype)dt), half = dt == EM_F16 || dt == EM_BF16;
-        em_tensor *s = em_sum(x, 0, NULL, false, EM_DTYPE_NONE), *ns = em_nansum(x, 1, (int[]){0}, false, EM_DTYPE_NONE);
+        em_tensor *s = em_sum(x, 0, NULL, false, EM_DTYPE_NONE),
+                  *ns = em_nansum(x, 1, (int[]){0}, false, EM_DTYPE_NONE);
         em_tensor *a = em_amax(x, 1, (int[]){1}, true), *al = em_all(x, 0, NULL, false);
         em_tensor *an = em_any(x, 1, (int[]){0}, false), *cn = em_count_nonzero(x, 1, (int[]){1});
         CHECK(s && ns && a && al && an && cn);
@@ -387,8 +420,10 @@ TEST(reduce_empty_and_0d)
 {
     em_tensor *e = em_zeros(SHAPE(0, 3), EM_F32), *z = em_scalar_float(2.5);
     em_tensor *s = em_sum(e, 1, (int[]){0}, false, EM_DTYPE_NONE), *p = em_prod(e, 1, (int[]){0}, true, EM_DTYPE_NONE);
-    em_tensor *a = em_all(e, 1, (int[]){0}, false), *an = em_any(e, 0, NULL, false), *m = em_mean(e, 0, NULL, false, EM_DTYPE_NONE);
-    em_tensor *n = em_norm(e, -INFINITY, 1, (int[]){0}, false, EM_DTYPE_NONE), *l = em_logsumexp(e, 1, (int[]){0}, false);
+    em_tensor *a = em_all(e, 1, (int[]){0}, false), *an = em_any(e, 0, NULL, false),
+              *m = em_mean(e, 0, NULL, false, EM_DTYPE_NONE);
+    em_tensor *n = em_norm(e, -INFINITY, 1, (int[]){0}, false, EM_DTYPE_NONE),
+              *l = em_logsumexp(e, 1, (int[]){0}, false);
     em_tensor *v = em_var(e, 0, NULL, 1, false), *s1 = em_sum(e, 1, (int[]){1}, false, EM_DTYPE_NONE);
     CHECK(s && p && a && an && m && n && l && v && s1);
     CHECK(tshape_is(s, SHAPE(3)) && tval(s, 0) == 0 && tshape_is(p, SHAPE(1, 3)) && tval(p, 2) == 1);
@@ -403,7 +438,8 @@ TEST(reduce_empty_and_0d)
     /* 0-d: dim 0 and -1 work, keepdim keeps 0-d */
     em_tensor *z1 = em_sum(z, 1, (int[]){-1}, true, EM_DTYPE_NONE), *z2 = em_amax(z, 1, (int[]){0}, false);
     em_tensor *z3 = em_std(z, 0, NULL, 1, false), *z4 = em_max(z);
-    CHECK(z1 && tshape_is(z1, 0, NULL) && tval(z1, 0) == 2.5 && tval(z2, 0) == 2.5 && isnan(tval(z3, 0)) && tval(z4, 0) == 2.5);
+    CHECK(z1 && tshape_is(z1, 0, NULL) && tval(z1, 0) == 2.5 && tval(z2, 0) == 2.5 && isnan(tval(z3, 0)) &&
+          tval(z4, 0) == 2.5);
     CHECK_ERR(em_sum(z, 1, (int[]){1}, false, EM_DTYPE_NONE), EM_ERR_INDEX);
     em_tensor *all[] = {e, z, s, p, a, an, m, n, l, v, s1, ok, z1, z2, z3, z4};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) em_release(all[k]);
@@ -413,11 +449,13 @@ TEST(reduce_empty_and_0d)
 TEST(reduce_special_values_and_errors)
 {
     double v[] = {1, NAN, -3, 2};
-    em_tensor *x = tt(EM_F32, SHAPE(4), v), *m = em_max(x), *mi = em_min(x), *ns = em_nansum(x, 0, NULL, false, EM_DTYPE_NONE);
+    em_tensor *x = tt(EM_F32, SHAPE(4), v), *m = em_max(x), *mi = em_min(x),
+              *ns = em_nansum(x, 0, NULL, false, EM_DTYPE_NONE);
     em_tensor *nm = em_nanmean(x, 0, NULL, false, EM_DTYPE_NONE), *n0 = em_norm(x, 0, 0, NULL, false, EM_DTYPE_NONE);
     CHECK(isnan(tval(m, 0)) && isnan(tval(mi, 0)) && tval(ns, 0) == 0 && tval(nm, 0) == 0 && tval(n0, 0) == 4);
     /* var: divisor max(0, N - correction) */
-    em_tensor *v4 = em_var(x, 0, NULL, 4, false), *one = em_ones(SHAPE(2), EM_F64), *v2 = em_var(one, 0, NULL, 2, false);
+    em_tensor *v4 = em_var(x, 0, NULL, 4, false), *one = em_ones(SHAPE(2), EM_F64),
+              *v2 = em_var(one, 0, NULL, 2, false);
     em_tensor *pi = tt(EM_F64, SHAPE(2), (double[]){1, 2}), *v5 = em_var(pi, 0, NULL, 5, false);
     CHECK(isnan(tval(v4, 0)) && isnan(tval(v2, 0)) && tval(v5, 0) == INFINITY);
     /* integer sums and products wrap like int64 */
@@ -468,7 +506,8 @@ TEST(reduce_out_variants)
     CHECK(em_nanmean_out(f, x, 1, (int[]){1}, false, EM_DTYPE_NONE) == EM_OK);
     CHECK(em_prod_out(f, x, 1, (int[]){1}, false, EM_DTYPE_NONE) == EM_OK);
     CHECK(em_amax_out(f, x, 1, (int[]){1}, false) == EM_OK && em_amin_out(f, x, 1, (int[]){1}, false) == EM_OK);
-    CHECK(em_all_out(u8, x, 0, NULL, false) == EM_OK && tshape_is(u8, 0, NULL) && em_any_out(b, x, 0, NULL, false) == EM_OK);
+    CHECK(em_all_out(u8, x, 0, NULL, false) == EM_OK && tshape_is(u8, 0, NULL) &&
+          em_any_out(b, x, 0, NULL, false) == EM_OK);
     CHECK_ERR(em_all_out(f, x, 0, NULL, false), EM_ERR_DTYPE);
     CHECK(em_var_out(out, x, 1, (int[]){1}, 1, false) == EM_OK && em_std_out(f, x, 1, (int[]){1}, 0, false) == EM_OK);
     CHECK_ERR(em_var_out(io, x, 0, NULL, 1, false), EM_ERR_DTYPE);
@@ -484,8 +523,10 @@ TEST(reduce_var_mean_pairs)
     em_tensor *x = tlayout(EM_F32, SHAPE(4, 6, 5), 2, -3, 3), *v, *m, *sd, *m2;
     int dims[] = {0, -1};
     CHECK(em_var_mean(x, 2, dims, 0, true, &v, &m) == EM_OK && em_std_mean(x, 2, dims, 1, false, &sd, &m2) == EM_OK);
-    em_tensor *rv = em_var(x, 2, dims, 0, true), *rs = em_std(x, 2, dims, 1, false), *rm = em_mean(x, 2, dims, false, EM_DTYPE_NONE);
-    CHECK(tshape_is(v, SHAPE(1, 6, 1)) && tshape_is(m, SHAPE(1, 6, 1)) && tshape_is(sd, SHAPE(6)) && tshape_is(m2, SHAPE(6)));
+    em_tensor *rv = em_var(x, 2, dims, 0, true), *rs = em_std(x, 2, dims, 1, false),
+              *rm = em_mean(x, 2, dims, false, EM_DTYPE_NONE);
+    CHECK(tshape_is(v, SHAPE(1, 6, 1)) && tshape_is(m, SHAPE(1, 6, 1)) && tshape_is(sd, SHAPE(6)) &&
+          tshape_is(m2, SHAPE(6)));
     CHECK(em_equal(v, rv) && em_equal(sd, rs) && em_equal(m2, rm));
     for (int i = 0; i < 6; i++) CHECK(tval(m, i) == tval(rm, i));
     em_tensor *iv, *im, *bi = em_zeros(SHAPE(2), EM_I32);

@@ -23,7 +23,10 @@ static tlines lines_of(const em_tensor *x, int dim)
     L.count = L.n ? em_numel(x) / L.n : 0;
     return L;
 }
-static int64_t at(const tlines *L, int64_t l, int64_t i) { return l / L->inner * L->n * L->inner + l % L->inner + i * L->inner; }
+static int64_t at(const tlines *L, int64_t l, int64_t i)
+{
+    return l / L->inner * L->n * L->inner + l % L->inner + i * L->inner;
+}
 
 /* x laid out as asked: 0 contiguous, 1 every other element, 2 transposed. */
 static em_tensor *layout_rand(em_dtype dt, int ndim, const int64_t *sizes, int layout, double lo, double hi)
@@ -60,16 +63,19 @@ static const struct dcase {
     int64_t sizes[3];
     int dim;
 } dcases[] = {
-    {2, {3, 4}, 0},   {2, {3, 4}, 1},    {2, {3, 4}, -1}, {3, {2, 3, 5}, 1}, {2, {300, 5}, 0},
-    {2, {5, 300}, 0}, {1, {40000}, 0},   {2, {5000, 3}, 0}, {0, {0}, 0},     {2, {0, 3}, 1},
-    {2, {4, 0}, 0},   {2, {3, 0}, 1},    {3, {2, 1, 3}, 1},
+    {2, {3, 4}, 0},   {2, {3, 4}, 1},  {2, {3, 4}, -1},   {3, {2, 3, 5}, 1}, {2, {300, 5}, 0},
+    {2, {5, 300}, 0}, {1, {40000}, 0}, {2, {5000, 3}, 0}, {0, {0}, 0},       {2, {0, 3}, 1},
+    {2, {4, 0}, 0},   {2, {3, 0}, 1},  {3, {2, 1, 3}, 1},
 };
 #define NCASES (sizeof dcases / sizeof *dcases)
 static bool big_case(const struct dcase *c) { return c->ndim && c->sizes[0] * (c->ndim > 1 ? c->sizes[1] : 1) > 2000; }
 
 /* ---- max/min along a dim, argmax/argmin ----------------------------------- */
 
-static bool better(double v, double best, bool max) { return max ? v > best || (isnan(v) && !isnan(best)) : v < best || (isnan(v) && !isnan(best)); }
+static bool better(double v, double best, bool max)
+{
+    return max ? v > best || (isnan(v) && !isnan(best)) : v < best || (isnan(v) && !isnan(best));
+}
 
 static bool check_extremum_dim(const struct dcase *c, int layout, em_dtype dt, bool max)
 {
@@ -89,10 +95,14 @@ static bool check_extremum_dim(const struct dcase *c, int layout, em_dtype dt, b
                 if (better(L.v[at(&L, l, i)], L.v[at(&L, l, bi)], max)) bi = i;
             double want = L.v[at(&L, l, bi)], got = tval(vals, l);
             ok = (got == want || (isnan(got) && isnan(want))) && tval(idx, l) == bi && tval(am, l) == bi;
-            if (!ok) fprintf(stderr, "  line %lld: got %g at %g, want %g at %lld\n", (long long)l, got, tval(idx, l), want, (long long)bi);
+            if (!ok)
+                fprintf(stderr, "  line %lld: got %g at %g, want %g at %lld\n", (long long)l, got, tval(idx, l), want,
+                        (long long)bi);
         }
     }
-    if (!ok) fprintf(stderr, "  %s case ndim=%d dim=%d layout=%d %s\n", max ? "max" : "min", c->ndim, c->dim, layout, em_dtype_name(dt));
+    if (!ok)
+        fprintf(stderr, "  %s case ndim=%d dim=%d layout=%d %s\n", max ? "max" : "min", c->ndim, c->dim, layout,
+                em_dtype_name(dt));
     free(L.v);
     em_release(x), em_release(vals), em_release(idx), em_release(am);
     return ok;
@@ -167,15 +177,18 @@ static bool check_scan(int op, const struct dcase *c, int layout, em_dtype dt)
             if (op == CUMSUM) acc += v;
             if (op == CUMPROD) acc *= v;
             if (op == LOGCUMSUMEXP) acc = log_add_exp(acc, v);
-            if ((op == CUMMAX || op == CUMMIN) && (isnan(v) || (!isnan(best) && (op == CUMMAX ? v >= best : v <= best))))
+            if ((op == CUMMAX || op == CUMMIN) &&
+                (isnan(v) || (!isnan(best) && (op == CUMMAX ? v >= best : v <= best))))
                 best = v, bi = i;
             double want = op == CUMMAX || op == CUMMIN ? best : acc;
             ok = (isnan(got) && isnan(want)) || got == want || fabs(got - want) <= tol * (fabs(want) + i + 1);
             if (ri) ok = ok && tval(ri, at(&L, l, i)) == bi;
-            if (!ok) fprintf(stderr, "  line %lld pos %lld: got %.9g want %.9g\n", (long long)l, (long long)i, got, want);
+            if (!ok)
+                fprintf(stderr, "  line %lld pos %lld: got %.9g want %.9g\n", (long long)l, (long long)i, got, want);
         }
     }
-    if (!ok) fprintf(stderr, "  scan %d case ndim=%d dim=%d layout=%d %s\n", op, c->ndim, c->dim, layout, em_dtype_name(dt));
+    if (!ok)
+        fprintf(stderr, "  scan %d case ndim=%d dim=%d layout=%d %s\n", op, c->ndim, c->dim, layout, em_dtype_name(dt));
     free(L.v);
     em_release(x), em_release(r), em_release(ri);
     return ok;
@@ -200,10 +213,12 @@ TEST(reduce_scans)
     CHECK(em_cumprod_out(out, i, -1, EM_DTYPE_NONE) == EM_OK && tval(out, 2) == 6);
     CHECK_ERR(em_cumsum_out(out, i, 0, EM_F32), EM_ERR_DTYPE);
     uint64_t ver = em_version(i);
-    CHECK(em_cumsum_(i, 0, EM_DTYPE_NONE) == EM_OK && em_dtype_of(i) == EM_I32 && tval(i, 3) == 5 && em_version(i) > ver);
+    CHECK(em_cumsum_(i, 0, EM_DTYPE_NONE) == EM_OK && em_dtype_of(i) == EM_I32 && tval(i, 3) == 5 &&
+          em_version(i) > ver);
     CHECK(em_cumprod_(i, 1, EM_DTYPE_NONE) == EM_OK && tval(i, 5) == 5 * 7 * 9);
     CHECK_ERR(em_cumsum_(i, 0, EM_F32), EM_ERR_DTYPE);
-    em_tensor *h = em_zeros(SHAPE(3), EM_F16), *vi[2], *vo = em_empty(SHAPE(2, 3), EM_I32), *io = em_empty(SHAPE(1), EM_I64);
+    em_tensor *h = em_zeros(SHAPE(3), EM_F16), *vi[2], *vo = em_empty(SHAPE(2, 3), EM_I32),
+              *io = em_empty(SHAPE(1), EM_I64);
     CHECK_ERR(em_cumsum(h, 0, EM_DTYPE_NONE), EM_ERR_DTYPE);
     CHECK_ERR(em_cumsum(i, 0, EM_BOOL), EM_ERR_DTYPE);
     CHECK_ERR(em_cummax(h, 0, &vi[0], &vi[1]), EM_ERR_DTYPE);
@@ -235,7 +250,8 @@ static double line_ref(const double *line, int64_t n, int mode, int64_t *index)
     memcpy(s, line, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, cmp_nan_last);
     int64_t real = 0, first_nan = -1;
-    for (int64_t i = 0; i < n; i++) real += !isnan(line[i]), first_nan = first_nan < 0 && isnan(line[i]) ? i : first_nan;
+    for (int64_t i = 0; i < n; i++)
+        real += !isnan(line[i]), first_nan = first_nan < 0 && isnan(line[i]) ? i : first_nan;
     double want = NAN;
     *index = first_nan;
     if (mode == 2) {
@@ -252,7 +268,8 @@ static double line_ref(const double *line, int64_t n, int mode, int64_t *index)
             for (int64_t i = 0; i < n; i++) *index = line[i] == want ? i : *index;
     } else if (real && (mode == 1 || real == n)) {
         want = s[(real - 1) / 2];
-        for (*index = 0; line[*index] != want; (*index)++) {}
+        *index = 0;
+        while (line[*index] != want) (*index)++;
     }
     free(s);
     return want;
@@ -271,9 +288,13 @@ static bool check_select(int mode, const struct dcase *c, int layout, em_dtype d
         int64_t wi;
         double want = line_ref(line, L.n, mode, &wi), got = tval(vals, l);
         ok = (got == want || (isnan(got) && isnan(want))) && tval(idx, l) == wi;
-        if (!ok) fprintf(stderr, "  line %lld: got %g at %g, want %g at %lld\n", (long long)l, got, tval(idx, l), want, (long long)wi);
+        if (!ok)
+            fprintf(stderr, "  line %lld: got %g at %g, want %g at %lld\n", (long long)l, got, tval(idx, l), want,
+                    (long long)wi);
     }
-    if (!ok) fprintf(stderr, "  select %d case ndim=%d dim=%d layout=%d %s\n", mode, c->ndim, c->dim, layout, em_dtype_name(dt));
+    if (!ok)
+        fprintf(stderr, "  select %d case ndim=%d dim=%d layout=%d %s\n", mode, c->ndim, c->dim, layout,
+                em_dtype_name(dt));
     free(line);
     free(L.v);
     em_release(x), em_release(vals), em_release(idx);
@@ -293,7 +314,8 @@ TEST(reduce_median_and_mode)
     double v[] = {3, 1, NAN, 2, 5, 4};
     em_tensor *x = tt(EM_F32, SHAPE(6), v), *m = em_median(x), *nm = em_nanmedian(x), *e = em_zeros(SHAPE(0), EM_F64);
     em_tensor *em = em_median(e), *ev = tt(EM_F64, SHAPE(2, 3), (double[]){4, 1, 3, 2, 6, 5}), *mt = em_median(ev);
-    em_tensor *b = em_zeros(SHAPE(3), EM_BOOL), *bv, *bi, *vals = em_empty(SHAPE(1), EM_F32), *idx = em_empty(SHAPE(1), EM_I64);
+    em_tensor *b = em_zeros(SHAPE(3), EM_BOOL), *bv, *bi, *vals = em_empty(SHAPE(1), EM_F32),
+              *idx = em_empty(SHAPE(1), EM_I64);
     CHECK(isnan(tval(m, 0)) && tval(nm, 0) == 3 && isnan(tval(em, 0)));
     CHECK(mt && tval(mt, 0) == 3); /* the lower median */
     CHECK(em_median_dim_out(vals, idx, x, 0, false) == EM_OK && isnan(tval(vals, 0)) && tval(idx, 0) == 2);
@@ -323,12 +345,16 @@ static bool check_softmax(bool take_log, const struct dcase *c, int layout, em_d
         for (int64_t i = 0; i < L.n; i++) mx = fmax(mx, L.v[at(&L, l, i)]);
         for (int64_t i = 0; i < L.n; i++) s += exp(L.v[at(&L, l, i)] - mx);
         for (int64_t i = 0; ok && i < L.n; i++) {
-            double v = L.v[at(&L, l, i)], want = take_log ? v - mx - log(s) : exp(v - mx) / s, got = tval(r, at(&L, l, i));
+            double v = L.v[at(&L, l, i)], want = take_log ? v - mx - log(s) : exp(v - mx) / s,
+                   got = tval(r, at(&L, l, i));
             ok = fabs(got - want) <= rtol * (fabs(want) + (take_log ? 1 + fabs(mx) : 0)) + (take_log ? 0 : 1e-37);
-            if (!ok) fprintf(stderr, "  line %lld pos %lld: got %.9g want %.9g\n", (long long)l, (long long)i, got, want);
+            if (!ok)
+                fprintf(stderr, "  line %lld pos %lld: got %.9g want %.9g\n", (long long)l, (long long)i, got, want);
         }
     }
-    if (!ok) fprintf(stderr, "  %s case ndim=%d dim=%d layout=%d %s\n", take_log ? "log_softmax" : "softmax", c->ndim, c->dim, layout, em_dtype_name(dt));
+    if (!ok)
+        fprintf(stderr, "  %s case ndim=%d dim=%d layout=%d %s\n", take_log ? "log_softmax" : "softmax", c->ndim,
+                c->dim, layout, em_dtype_name(dt));
     free(L.v);
     em_release(x), em_release(r);
     return ok;
