@@ -9,7 +9,7 @@
  * - `dtype` (EM_DTYPE_NONE: not given) converts the input before computing,
  *   and is the result's dtype.
  * - *_out(out, ...) writes into `out`, resized when its shape differs. Where
- *   PyTorch derives the compute dtype from out (sum, mean, prod, cumsum...)
+ *   PyTorch derives the compute dtype from out (sum, mean, prod, norm, cumsum)
  *   so does Ember; otherwise out's dtype must be the result's (or one PyTorch
  *   accepts, noted below). On error `out` is unchanged.
  * - Ops returning values and indices fill *values and *indices (new
@@ -30,9 +30,10 @@ extern "C" {
 /* ---- sums and products ------------------------------------------------
  * sum, nansum (NaN counts as 0), prod: integral and bool inputs give int64
  * (wrapping on overflow); float sums are pairwise (accurate to a few ulps).
- * mean, nanmean (mean of the non-NaN elements): float inputs only, unless
- * dtype is a float dtype. An empty reduction gives 0 (sum), 1 (prod), NaN
- * (mean). prod rejects float16 and bfloat16, as PyTorch 1.13 does. */
+ * mean: float inputs, or any input with a float dtype=; nanmean (mean of
+ * the non-NaN elements): float inputs only. An empty reduction gives 0
+ * (sum), 1 (prod), NaN (mean). prod rejects float16 and bfloat16, as
+ * PyTorch 1.13 does. */
 em_tensor *em_sum(const em_tensor *x, int ndims, const int *dims, bool keepdim, em_dtype dtype);
 em_tensor *em_nansum(const em_tensor *x, int ndims, const int *dims, bool keepdim, em_dtype dtype);
 em_tensor *em_mean(const em_tensor *x, int ndims, const int *dims, bool keepdim, em_dtype dtype);
