@@ -6,7 +6,6 @@
 #include <omp.h>
 #include <stdlib.h>
 
-em_status cpu_copy(const em_call *c); /* src/cpu/cast.c */
 
 #define ROW_BLOCK (1 << 15) /* elements of a plain row reduced as one block */
 #define COL_BLOCK 4096      /* rows of a vertical reduction reduced as one block */

@@ -4,7 +4,7 @@
  * or a subtraction of max + log(sum). A row along a contiguous dim runs
  * vectorized loops over lanes; along a slow dim, whole rows of columns. */
 #include "reduce.h"
-#include "reduce_vmath.h"
+#include "vmath.h"
 
 #define LANES 16
 

@@ -2,7 +2,7 @@
  * std_mean), norm and logsumexp. Two-pass where stability needs it: var
  * subtracts the mean before squaring, logsumexp the max before exp. */
 #include "reduce.h"
-#include "reduce_vmath.h"
+#include "vmath.h"
 
 #define ADD(x, y) ((x) + (y))
 #define KEEP(v, a) (v)

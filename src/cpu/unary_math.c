@@ -2,9 +2,9 @@
  * exponentials and logarithms, roots, trigonometric and hyperbolic
  * functions, erf and its inverse. Integral inputs arrive as float
  * (EM_RULE_FLOAT). float32 exp, expm1, log, log1p and tanh use the
- * vectorizable unary_vecmath.h; the rest is libm. */
+ * vectorizable vmath.h; the rest is libm. */
 #include "unary_ops.h"
-#include "unary_vecmath.h"
+#include "vmath.h"
 
 UNARY_FLOATS(exp, em_vexpf(a), exp(a))
 UNARY_LIBM(exp2, exp2)

@@ -1,6 +1,6 @@
-/* Branch-free float32 math for the hot pointwise kernels (exp, expm1, log,
- * log1p, tanh, sigmoid, silu, gelu, mish, and the softplus and elu families). libm's expf or
- * tanhf are calls GCC cannot vectorize;
+/* Branch-free float32 math for the hot kernels (exp, expm1, log, log1p,
+ * tanh, sigmoid, silu, gelu, mish), shared by the unary family, softmax and
+ * logsumexp. libm's expf or tanhf are calls GCC cannot vectorize;
  * these are plain arithmetic, selects and bit moves, so a loop calling them
  * auto-vectorizes in every EM_SIMD clone. Accuracy against double libm over
  * every 3rd-31st float32 (tests/c/test_unary.c samples all binades), in
@@ -17,8 +17,8 @@
  * 2^(n-n/2), both normal for any n reached, so overflow gives inf and
  * results in the subnormal range are rounded once. The coefficients here
  * were fitted for this file (Lawson's minimax iteration on relative error). */
-#ifndef EMBER_UNARY_VECMATH_H
-#define EMBER_UNARY_VECMATH_H
+#ifndef EMBER_CPU_VMATH_H
+#define EMBER_CPU_VMATH_H
 
 #include <float.h>
 #include <math.h>
