@@ -25,11 +25,22 @@ static em_tensor *run_add(em_tensor **a) { return em_add(a[0], a[1], 1.0); }
 static em_tensor *run_mul(em_tensor **a) { return em_mul(a[0], a[1]); }
 static em_tensor *run_exp(em_tensor **a) { return em_exp(a[0]); }
 static em_tensor *run_matmul(em_tensor **a) { return em_matmul(a[0], a[1]); }
+static em_tensor *run_sum(em_tensor **a) { return em_sum(a[0], 0, NULL, false, EM_DTYPE_NONE); }
+/* softmax over rows of 1000: the vector viewed as (n / 1000, 1000) */
+static em_tensor *run_softmax(em_tensor **a)
+{
+    const int64_t rows[2] = {em_numel(a[0]) / 1000, 1000};
+    em_tensor *v = em_view(a[0], 2, rows), *r = em_softmax(v, -1, EM_DTYPE_NONE);
+    em_release(v);
+    return r;
+}
 
 static const bench_case cases[] = {
     {"add", 2, false, run_add},
     {"mul", 2, false, run_mul},
     {"exp", 1, false, run_exp},
+    {"sum", 1, false, run_sum},
+    {"softmax", 1, false, run_softmax},
     {"matmul", 2, true, run_matmul},
 };
 
@@ -59,6 +70,7 @@ int main(int argc, char **argv)
         for (size_t s = 0; s < nsizes; s++) {
             int64_t n = cases[c].matrix ? matrix_sizes[s] : sizes[s];
             if (n == 1 && strcmp(cases[c].name, "add")) continue; /* per-op cost: add only */
+            if (n < 1000 && !strcmp(cases[c].name, "softmax")) continue;
             em_tensor *args[4];
             for (int k = 0; k < cases[c].nargs; k++) {
                 const int64_t shape[2] = {n, n};

@@ -261,6 +261,7 @@ TEST(masked_scatter_and_select_match_reference)
 
 TEST(nonzero_matches_reference)
 {
+    COVER(EM_OP_argwhere);
     for (int k = 0; k < NDTYPES; k++) {
         em_dtype dt = DTYPES[k];
         em_tensor *x = tints(dt, SHAPE(3, 4, 5), 0, 3), *xn = tnoncontig(x), *t = em_transpose(xn, 0, 2);

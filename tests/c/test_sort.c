@@ -98,6 +98,7 @@ static const int64_t SHAPES[][4] = {{1, 9}, {2, 3, 7}, {2, 4, 0}, {0}, {3, 2, 3,
 
 TEST(sort_matches_reference)
 {
+    COVER(EM_OP_argsort);
     for (int di = 0; di < NALL; di++)
         for (size_t si = 0; si < sizeof SHAPES / sizeof *SHAPES; si++)
             for (int lay = 0; lay < 3; lay++) {
@@ -150,6 +151,7 @@ TEST(sort_large_rows_parallel_and_radix)
 
 TEST(sort_out_and_msort)
 {
+    COVER(EM_OP_msort);
     double vals[] = {3, 1, 2, 0, 5, 4};
     em_tensor *t = tt(EM_F32, SHAPE(2, 3), vals);
     em_tensor *v = em_zeros(SHAPE(1), EM_F32), *i = em_zeros(SHAPE(7), EM_I64);
@@ -518,6 +520,7 @@ static em_tensor *sorted_copy(const em_tensor *t)
 
 TEST(searchsorted_matches_reference)
 {
+    COVER(EM_OP_bucketize);
     const em_dtype dts[] = {EM_U8, EM_I8, EM_I16, EM_I32, EM_I64, EM_F16, EM_F32, EM_F64, EM_BF16};
     for (size_t a = 0; a < sizeof dts / sizeof *dts; a++)
         for (size_t b = 0; b < sizeof dts / sizeof *dts; b += 2) {
