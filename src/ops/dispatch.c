@@ -68,7 +68,7 @@ em_status em_resize_(em_tensor *t, int ndim, const int64_t *sizes)
     return EM_OK;
 }
 
-/* Byte range [lo, hi) a tensor's elements span in its storage. */
+/* Byte range [lo, hi) a non-empty tensor's elements span in its storage. */
 static void span(const em_tensor *t, int64_t *lo, int64_t *hi)
 {
     int64_t size = (int64_t)em_dtypes[t->dtype].size, last = 0;
@@ -85,6 +85,21 @@ static bool same_geometry(const em_tensor *a, const em_tensor *b)
     return true;
 }
 
+em_status em_check_no_overlap(const em_tensor *written, const em_tensor *read, const char *op)
+{
+    if (!read || read->storage != written->storage || !em_numel(read) || !em_numel(written)) return EM_OK;
+    /* like PyTorch, only dense tensors are compared; other layouts are "too hard" and allowed */
+    if (!em_tensor_is_dense(written) || !em_tensor_is_dense(read)) return EM_OK;
+    int64_t alo, ahi, blo, bhi;
+    span(written, &alo, &ahi);
+    span(read, &blo, &bhi);
+    if (alo < bhi && blo < ahi)
+        return em_fail(EM_ERR_RUNTIME, "%s: unsupported operation: some elements of the input tensor and the "
+                       "written-to tensor refer to a single memory location. Please clone() the tensor before "
+                       "performing the operation.", op);
+    return EM_OK;
+}
+
 em_status em_check_overlap(const em_tensor *out, const em_tensor *in, const char *op)
 {
     if (em_numel(out) == 0) return EM_OK;
@@ -93,16 +108,6 @@ em_status em_check_overlap(const em_tensor *out, const em_tensor *in, const char
             return em_fail(EM_ERR_RUNTIME, "%s: unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before performing the "
                            "operation.", op);
-    if (!in || in->storage != out->storage || em_numel(in) == 0) return EM_OK;
-    if (same_geometry(out, in)) return EM_OK; /* elementwise in place: each element read before written */
-    /* like PyTorch, only dense tensors are compared; other layouts are "too hard" and allowed */
-    if (!em_tensor_is_dense(out) || !em_tensor_is_dense(in)) return EM_OK;
-    int64_t alo, ahi, blo, bhi;
-    span(out, &alo, &ahi);
-    span(in, &blo, &bhi);
-    if (alo < bhi && blo < ahi)
-        return em_fail(EM_ERR_RUNTIME, "%s: unsupported operation: some elements of the input tensor and the "
-                       "written-to tensor refer to a single memory location. Please clone() the tensor before "
-                       "performing the operation.", op);
-    return EM_OK;
+    if (!in || same_geometry(out, in)) return EM_OK; /* elementwise in place: each element read before written */
+    return em_check_no_overlap(out, in, op);
 }

@@ -56,6 +56,9 @@ em_status em_resize_(em_tensor *out, int ndim, const int64_t *sizes);
 /* Errors if writing to `out` while reading `in` would read a written value:
  * out overlaps itself (a stride-0 dim) or partially overlaps `in`. */
 em_status em_check_overlap(const em_tensor *out, const em_tensor *in, const char *op);
+/* Errors if `written` and `read` share any memory (identical geometry too):
+ * for ops that read other elements than the one they write (index, scatter). */
+em_status em_check_no_overlap(const em_tensor *written, const em_tensor *read, const char *op);
 
 /* Checks a unary pointwise op's params for the dtype it computes in
  * (src/ops/unary.c): PyTorch's argument errors, such as clamp with no bound

@@ -68,30 +68,6 @@ em_tensor *em_index_along(const em_tensor *index, int nd, const int64_t *sizes, 
     return em_tensor_view(index, nd, sizes, strides, index->offset);
 }
 
-/* Byte range [lo, hi) of t's elements in its storage (t non-empty). */
-static void byte_span(const em_tensor *t, int64_t *lo, int64_t *hi)
-{
-    int64_t size = (int64_t)em_dtypes[t->dtype].size, last = 0;
-    for (int i = 0; i < t->ndim; i++) last += (t->sizes[i] - 1) * t->strides[i];
-    *lo = t->offset * size;
-    *hi = (t->offset + last + 1) * size;
-}
-
-em_status em_index_no_overlap(const em_tensor *written, const em_tensor *read, const char *op)
-{
-    if (!read || read->storage != written->storage || !em_numel(read) || !em_numel(written)) return EM_OK;
-    /* like PyTorch, layouts with holes are "too hard" to compare and pass */
-    if (!em_tensor_is_dense(written) || !em_tensor_is_dense(read)) return EM_OK;
-    int64_t alo, ahi, blo, bhi;
-    byte_span(written, &alo, &ahi);
-    byte_span(read, &blo, &bhi);
-    if (alo < bhi && blo < ahi)
-        return em_fail(EM_ERR_RUNTIME, "%s: unsupported operation: some elements of the input tensor and the "
-                       "written-to tensor refer to a single memory location. Please clone() the tensor before "
-                       "performing the operation.", op);
-    return EM_OK;
-}
-
 em_status em_index_same_device(const em_tensor *self, int n, const em_tensor *const *ts, const char *op)
 {
     em_device a = self->storage->device;
@@ -117,7 +93,7 @@ em_status em_index_write_out(em_tensor *out, em_tensor *r, int n, const em_tenso
     } else {
         st = em_index_same_device(out, n, inputs, op);
         if (!st) st = em_check_overlap(out, NULL, op);
-        for (int k = 0; k < n && !st; k++) st = em_index_no_overlap(out, inputs[k], op);
+        for (int k = 0; k < n && !st; k++) st = em_check_no_overlap(out, inputs[k], op);
         bool fits = out->ndim == r->ndim && !memcmp(out->sizes, r->sizes, r->ndim * sizeof *r->sizes);
         if (!st && !fits) st = em_resize_(out, r->ndim, r->sizes);
         if (!st) st = em_copy_(out, r);
@@ -301,8 +277,8 @@ em_status em_put_(em_tensor *self, const em_tensor *index, const em_tensor *sour
                        "source.numel() = %lld, index.numel() = %lld", op, (long long)em_numel(source),
                        (long long)em_numel(index));
     if (em_numel(self) == 0 && em_numel(index) > 0) return em_fail(EM_ERR_INDEX, "%s: tried to put into an empty tensor", op);
-    if (em_check_overlap(self, NULL, op) || em_index_no_overlap(self, source, op) ||
-        em_index_no_overlap(self, index, op))
+    if (em_check_overlap(self, NULL, op) || em_check_no_overlap(self, source, op) ||
+        em_check_no_overlap(self, index, op))
         return em_error_code();
     em_status st;
     if (em_is_contiguous(self)) {

@@ -192,8 +192,8 @@ em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices,
     em_tensor *view = NULL, *src = NULL;
     em_status st = adv_prepare(&a, self, n, indices, op);
     if (!st) st = em_check_overlap(self, NULL, op);
-    if (!st) st = em_index_no_overlap(self, values, op);
-    for (int k = 0; k < n && !st; k++) st = em_index_no_overlap(self, indices[k], op);
+    if (!st) st = em_check_no_overlap(self, values, op);
+    for (int k = 0; k < n && !st; k++) st = em_check_no_overlap(self, indices[k], op);
     if (!st && !(src = em_expand(values, a.ndim, a.shape)))
         st = em_fail(EM_ERR_SHAPE, "%s: shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
                      "result of shape %s", op, em_shape_str(values->ndim, values->sizes), em_shape_str(a.ndim, a.shape));

@@ -80,10 +80,6 @@ em_tensor *em_index_restride(const em_tensor *t, int nd, const int64_t *sizes, i
 em_tensor *em_index_along(const em_tensor *index, int nd, const int64_t *sizes, int dim);
 /* Size and stride of dim d, a 0-d tensor counting as shape (1,). */
 int64_t em_index_size_at(const em_tensor *t, int d);
-/* Errors (PyTorch's "some elements of the input tensor and the written-to
- * tensor refer to a single memory location") if `written` and `read` share
- * memory, fully or in part. NULL read: no check. */
-em_status em_index_no_overlap(const em_tensor *written, const em_tensor *read, const char *op);
 /* Every tensor on self's device. */
 em_status em_index_same_device(const em_tensor *self, int n, const em_tensor *const *ts, const char *op);
 /* The out= tail: checks out's dtype equals r's, its overlap with `inputs`,

@@ -24,7 +24,7 @@ static em_status check_inplace(const em_tensor *self, const em_tensor *mask, con
     if (nd != self->ndim || memcmp(shape, self->sizes, nd * sizeof *shape))
         return em_fail(EM_ERR_SHAPE, "%s: output with shape %s doesn't match the broadcast shape %s", op,
                        em_shape_str(self->ndim, self->sizes), em_shape_str(nd, shape));
-    if (em_check_overlap(self, NULL, op) || em_index_no_overlap(self, mask, op)) return em_error_code();
+    if (em_check_overlap(self, NULL, op) || em_check_no_overlap(self, mask, op)) return em_error_code();
     return EM_OK;
 }
 

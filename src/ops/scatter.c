@@ -177,8 +177,8 @@ static em_status scatter_(em_tensor *self, int dim, const em_tensor *index, cons
         return em_fail(EM_ERR_DTYPE, "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
     if (em_numel(index) == 0) return EM_OK;
     if (scatter_shapes(self, d, index, src_is_value ? NULL : src, op)) return em_error_code();
-    if (em_check_overlap(self, NULL, op) || em_index_no_overlap(self, src, op) ||
-        em_index_no_overlap(self, index, op))
+    if (em_check_overlap(self, NULL, op) || em_check_no_overlap(self, src, op) ||
+        em_check_no_overlap(self, index, op))
         return em_error_code();
     em_status st;
     if (k->mode == EM_INDEX_MEAN && !em_is_contiguous(self)) { /* the mean's counts need a contiguous target */
@@ -326,7 +326,7 @@ static em_status index_prologue(em_tensor *self, int dim, const em_tensor *index
     if (!self || !index) return em_fail(EM_ERR_VALUE, "%s: argument is NULL", op);
     if ((*d = em_wrap_dim(dim, self->ndim, op)) < 0) return em_error_code();
     if (!writes_overlap_ok && em_check_overlap(self, NULL, op)) return em_error_code();
-    if (em_index_no_overlap(self, read, op) || em_index_no_overlap(self, index, op)) return em_error_code();
+    if (em_check_no_overlap(self, read, op) || em_check_no_overlap(self, index, op)) return em_error_code();
     *idx = em_to_dtype(index, EM_I64);
     return *idx ? EM_OK : em_error_code();
 }

@@ -138,3 +138,21 @@ void trelease_n(em_tensor *const *ts, size_t n)
 {
     for (size_t i = 0; i < n; i++) em_release(ts[i]);
 }
+
+em_tensor *tlayout(em_dtype dt, int ndim, const int64_t *sizes, int layout, double lo, double hi)
+{
+    if (layout == 1) {
+        em_tensor *c = trand(dt, ndim, sizes, lo, hi), *r = tnoncontig(c);
+        em_release(c);
+        return r;
+    }
+    if (layout == 2 && ndim >= 2) {
+        int64_t s[EM_MAX_DIMS];
+        memcpy(s, sizes, ndim * sizeof *s);
+        s[0] = sizes[ndim - 1], s[ndim - 1] = sizes[0];
+        em_tensor *b = trand(dt, ndim, s, lo, hi), *r = em_transpose(b, 0, ndim - 1);
+        em_release(b);
+        return r;
+    }
+    return trand(dt, ndim, sizes, lo, hi);
+}

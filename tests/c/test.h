@@ -71,6 +71,9 @@ bool tclose(const em_tensor *got, const double *want, double rtol, double atol);
 double trtol(em_dtype dt);
 /* Next value of the harness's deterministic generator in [0, 1). */
 double trandu(void);
+/* Random values laid out as asked: 0 contiguous, 1 every other element of a
+ * larger buffer, 2 transposed (first and last dims swapped in memory). */
+em_tensor *tlayout(em_dtype dt, int ndim, const int64_t *sizes, int layout, double lo, double hi);
 /* Random integers in [lo, hi) stored as dt. */
 em_tensor *tints(em_dtype dt, int ndim, const int64_t *sizes, int64_t lo, int64_t hi);
 /* v as dtype dt stores it (rounded, wrapped, or made bool), as double. */

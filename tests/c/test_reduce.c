@@ -221,26 +221,6 @@ static const struct rcase {
     {3, {2, 1, 3}, 1, {1}},
 };
 
-/* x laid out as asked: 0 contiguous, 1 every other element, 2 transposed
- * (first and last dims swapped in memory). New reference. */
-static em_tensor *tlayout(em_dtype dt, int ndim, const int64_t *sizes, int layout, double lo, double hi)
-{
-    if (layout == 1) {
-        em_tensor *c = trand(dt, ndim, sizes, lo, hi), *r = tnoncontig(c);
-        em_release(c);
-        return r;
-    }
-    if (layout == 2 && ndim >= 2) {
-        int64_t s[EM_MAX_DIMS];
-        memcpy(s, sizes, ndim * sizeof *s);
-        s[0] = sizes[ndim - 1], s[ndim - 1] = sizes[0];
-        em_tensor *b = trand(dt, ndim, s, lo, hi), *r = em_transpose(b, 0, ndim - 1);
-        em_release(b);
-        return r;
-    }
-    return trand(dt, ndim, sizes, lo, hi);
-}
-
 static uint32_t tmask(int ndim, int nd, const int *dims)
 {
     if (nd == 0) return ndim ? (1u << ndim) - 1 : 0;

@@ -28,25 +28,6 @@ static int64_t at(const tlines *L, int64_t l, int64_t i)
     return l / L->inner * L->n * L->inner + l % L->inner + i * L->inner;
 }
 
-/* x laid out as asked: 0 contiguous, 1 every other element, 2 transposed. */
-static em_tensor *layout_rand(em_dtype dt, int ndim, const int64_t *sizes, int layout, double lo, double hi)
-{
-    if (layout == 1) {
-        em_tensor *c = trand(dt, ndim, sizes, lo, hi), *r = tnoncontig(c);
-        em_release(c);
-        return r;
-    }
-    if (layout == 2 && ndim >= 2) {
-        int64_t s[EM_MAX_DIMS];
-        memcpy(s, sizes, ndim * sizeof *s);
-        s[0] = sizes[ndim - 1], s[ndim - 1] = sizes[0];
-        em_tensor *b = trand(dt, ndim, s, lo, hi), *r = em_transpose(b, 0, ndim - 1);
-        em_release(b);
-        return r;
-    }
-    return trand(dt, ndim, sizes, lo, hi);
-}
-
 /* A few NaNs, to check their propagation. */
 static void sprinkle_nans(em_tensor *x, int every)
 {
@@ -79,7 +60,7 @@ static bool better(double v, double best, bool max)
 
 static bool check_extremum_dim(const struct dcase *c, int layout, em_dtype dt, bool max)
 {
-    em_tensor *x = layout_rand(dt, c->ndim, c->sizes, layout, 0, 5), *vals = NULL, *idx = NULL;
+    em_tensor *x = tlayout(dt, c->ndim, c->sizes, layout, 0, 5), *vals = NULL, *idx = NULL;
     if (dt == EM_F32 && em_numel(x) > 7) sprinkle_nans(x, 7 * (int)em_numel(x) / 8);
     tlines L = lines_of(x, c->dim);
     em_status st = (max ? em_max_dim : em_min_dim)(x, c->dim, true, &vals, &idx);
@@ -157,7 +138,7 @@ static double log_add_exp(double a, double v)
 
 static bool check_scan(int op, const struct dcase *c, int layout, em_dtype dt)
 {
-    em_tensor *x = layout_rand(dt, c->ndim, c->sizes, layout, op == CUMPROD ? 0.9 : -2, op == CUMPROD ? 1.1 : 2);
+    em_tensor *x = tlayout(dt, c->ndim, c->sizes, layout, op == CUMPROD ? 0.9 : -2, op == CUMPROD ? 1.1 : 2);
     if (op >= CUMMAX && dt == EM_F32 && em_numel(x) > 5) sprinkle_nans(x, 5 * (int)em_numel(x) / 6);
     em_tensor *r = NULL, *ri = NULL;
     if (op == CUMSUM) r = em_cumsum(x, c->dim, EM_DTYPE_NONE);
@@ -277,7 +258,7 @@ static double line_ref(const double *line, int64_t n, int mode, int64_t *index)
 
 static bool check_select(int mode, const struct dcase *c, int layout, em_dtype dt)
 {
-    em_tensor *x = layout_rand(dt, c->ndim, c->sizes, layout, 0, mode == 2 ? 4 : 50), *vals = NULL, *idx = NULL;
+    em_tensor *x = tlayout(dt, c->ndim, c->sizes, layout, 0, mode == 2 ? 4 : 50), *vals = NULL, *idx = NULL;
     if (dt == EM_F32 && em_numel(x) > 3) sprinkle_nans(x, 3);
     tlines L = lines_of(x, c->dim);
     em_status st = (mode == 0 ? em_median_dim : mode == 1 ? em_nanmedian_dim : em_mode)(x, c->dim, false, &vals, &idx);
@@ -335,7 +316,7 @@ TEST(reduce_median_and_mode)
 
 static bool check_softmax(bool take_log, const struct dcase *c, int layout, em_dtype dt)
 {
-    em_tensor *x = layout_rand(dt, c->ndim, c->sizes, layout, -20, 20);
+    em_tensor *x = tlayout(dt, c->ndim, c->sizes, layout, -20, 20);
     em_tensor *r = take_log ? em_log_softmax(x, c->dim, EM_DTYPE_NONE) : em_softmax(x, c->dim, EM_DTYPE_NONE);
     bool ok = r && em_dtype_of(r) == dt && tshape_is(r, em_ndim(x), em_sizes(x));
     tlines L = lines_of(x, c->dim);
