@@ -16,7 +16,7 @@ enum { LAY_CONTIG, LAY_STEP, LAY_COLMAJOR, LAY_PADDED, LAY_COUNT };
 /* t's values in layout `lay`: contiguous; every other element (no BLAS
  * layout); the last two dims stored transposed (column-major); rows padded
  * (a leading dimension larger than the row). */
-static em_tensor *tlayout(const em_tensor *t, int lay)
+static em_tensor *relayout(const em_tensor *t, int lay)
 {
     int n = em_ndim(t);
     if (lay == LAY_STEP) return tnoncontig(t);
@@ -189,7 +189,7 @@ TEST(matmul_layouts)
                 for (int lb = 0; lb < LAY_COUNT; lb++) {
                     em_dtype dt = dts[di];
                     em_tensor *a0 = tin(dt, cases[c].na, cases[c].a), *b0 = tin(dt, cases[c].nb, cases[c].b);
-                    em_tensor *a = tlayout(a0, la), *b = tlayout(b0, lb), *r = em_matmul(a, b);
+                    em_tensor *a = relayout(a0, la), *b = relayout(b0, lb), *r = em_matmul(a, b);
                     CHECK_MSG(check_against(r, ref_matmul(a0, b0), dt, 6), "case %zu %s layouts %d %d", c,
                               em_dtype_name(dt), la, lb);
                     REL(a0, b0, a, b, r);
@@ -204,7 +204,7 @@ TEST(matmul_out_layouts)
         for (int lo = 0; lo < LAY_COUNT; lo++) {
             em_dtype dt = dts[di];
             em_tensor *a = tin(dt, SHAPE(2, 4, 6)), *b = tin(dt, SHAPE(6, 5)), *o0 = em_full(SHAPE(2, 4, 5), NAN, dt);
-            em_tensor *out = tlayout(o0, lo);
+            em_tensor *out = relayout(o0, lo);
             const void *data = em_data_ptr(out);
             CHECK(em_matmul_out(out, a, b) == EM_OK);
             CHECK(em_data_ptr(out) == data);
@@ -294,7 +294,7 @@ TEST(addmm_addmv_baddbmm_addbmm)
         CHECK_MSG(check_against(r3, ref_add(ref_matmul(b1, b2), in_bb, beta, alpha, false), dt, 8), "baddbmm %s", em_dtype_name(dt));
         CHECK_MSG(check_against(r4, ref_add(ref_matmul(b1, b2), in_ab, beta, alpha, true), dt, 16), "addbmm %s", em_dtype_name(dt));
         /* in place on a transposed self, and out= */
-        em_tensor *s0 = tin(dt, SHAPE(3, 5)), *s = tlayout(s0, LAY_COLMAJOR), *o = em_empty(SHAPE(1), dt);
+        em_tensor *s0 = tin(dt, SHAPE(3, 5)), *s = relayout(s0, LAY_COLMAJOR), *o = em_empty(SHAPE(1), dt);
         uint64_t ver = em_version(s);
         CHECK(em_addmm_(s, m1, m2, beta, alpha) == EM_OK && em_version(s) > ver);
         CHECK(check_against(s, ref_add(ref_matmul(m1, m2), s0, beta, alpha, false), dt, 8));
@@ -603,7 +603,7 @@ TEST(einsum_against_loops)
                 em_tensor *ops[3] = {NULL, NULL, NULL}, *raw[3] = {NULL, NULL, NULL};
                 for (int k = 0; k < ec->n; k++) {
                     raw[k] = trand(dt, ec->nd[k], ec->s[k], -1, 1);
-                    ops[k] = tlayout(raw[k], k == 1 ? LAY_CONTIG : lay);
+                    ops[k] = relayout(raw[k], k == 1 ? LAY_CONTIG : lay);
                 }
                 em_tensor *r = em_einsum(ec->eq, ec->n, (const em_tensor *const *)ops);
                 ref want = ref_einsum(ec->ref_eq ? ec->ref_eq : ec->eq, ec->n, (const em_tensor *const *)raw);
@@ -688,7 +688,7 @@ TEST(tensordot)
     const em_dtype dts[] = {EM_F64, EM_F32, EM_I64};
     for (int di = 0; di < 3; di++) {
         em_dtype dt = dts[di];
-        em_tensor *a = tin(dt, SHAPE(2, 3, 4)), *b = tin(dt, SHAPE(3, 4, 5)), *at = tlayout(a, LAY_COLMAJOR);
+        em_tensor *a = tin(dt, SHAPE(2, 3, 4)), *b = tin(dt, SHAPE(3, 4, 5)), *at = relayout(a, LAY_COLMAJOR);
         em_tensor *r1 = em_tensordot(at, b, 2), *r2 = em_tensordot(a, b, 0), *r3 = em_tensordot_dims(a, b, 2, (const int[]){-1, 1}, (const int[]){1, 0});
         em_tensor *b2 = tin(dt, SHAPE(4, 2)), *r4 = em_tensordot_dims(a, b2, 2, (const int[]){2, 0}, (const int[]){0, 1});
         CHECK(check_against(r1, ref_einsum("ijk,jkl->il", 2, (const em_tensor *[]){a, b}), dt, 12));
@@ -781,7 +781,7 @@ TEST(kron)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         for (int di = 0; di < 4; di++) {
             em_dtype dt = dts[di];
-            em_tensor *a0 = tin(dt, cases[c].na, cases[c].a), *a = tlayout(a0, LAY_STEP), *b = tin(dt, cases[c].nb, cases[c].b);
+            em_tensor *a0 = tin(dt, cases[c].na, cases[c].a), *a = relayout(a0, LAY_STEP), *b = tin(dt, cases[c].nb, cases[c].b);
             em_tensor *r = em_kron(a, b), *o = em_empty(SHAPE(1), dt), *ot0 = NULL, *ot = NULL;
             CHECK_MSG(check_against(r, ref_kron(a0, b), dt, 1), "kron case %zu %s", c, em_dtype_name(dt));
             CHECK(em_kron_out(o, a, b) == EM_OK);
@@ -809,7 +809,7 @@ TEST(trace)
         for (int s = 0; s < 5; s++)
             for (int lay = 0; lay < LAY_COUNT; lay++) {
                 em_dtype dt = dts[di];
-                em_tensor *a0 = tin(dt, 2, shapes[s]), *a = tlayout(a0, lay), *r = em_trace(a);
+                em_tensor *a0 = tin(dt, 2, shapes[s]), *a = relayout(a0, lay), *r = em_trace(a);
                 ref want = {.ndim = 0, .v = calloc(1, sizeof(double))};
                 for (int64_t k = 0; k < shapes[s][0] && k < shapes[s][1]; k++) want.v[0] += tval(a0, k * shapes[s][1] + k);
                 CHECK(check_against(r, want, em_dtype_is_float(dt) ? dt : EM_I64, 4));
