@@ -1,116 +1,126 @@
 /* The CPU kernel of the indexed loop (Note [Indexed loop] in
  * src/ops/index_plan.h): every gather/scatter style op of ops/index.def but
- * the mask ops runs here. A pass checks every index value first; then rows
- * of the walk are cut into chunks whose dst/src element addresses are
- * computed, and one per-dtype loop applies the mode to the chunk. */
+ * the mask ops runs here. A pass checks every index value first (on
+ * several threads for large indices); then each row of the walk goes to one
+ * per-dtype loop that applies the mode: a whole row at one offset when no
+ * index moves along it (memcpy or a vectorized loop), else with the index
+ * read in the element loop (several indices: summed first, by chunks). */
 #include "index_walk.h"
 #include "../ops/index_plan.h"
+#include <omp.h>
 
 #define CHUNK 256
 
-/* Applies the mode to n (dst, src) element pairs. */
-typedef void (*apply_fn)(char *const *d, const char *const *s, int64_t n, const em_index_plan *p);
+/* The index values moving along a row: value j is at data + j * step
+ * (int64); it moves the indexed operand by value * scale bytes, a negative
+ * value first adding `wrap` (the bound when wrapping, else 0: validation
+ * ruled negative values out). */
+typedef struct row_index {
+    const char *data;
+    int64_t step, scale, wrap;
+} row_index;
 
-/* ---- per-dtype element loops ------------------------------------------ */
-#define COPY(T)                                                                               \
-    static void copy_##T(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        (void)p;                                                                              \
-        for (int64_t j = 0; j < n; j++) *(T *)d[j] = *(const T *)s[j];                        \
+static inline int64_t row_offset(const row_index *ix, int64_t j)
+{
+    int64_t v = *(const int64_t *)(ix->data + j * ix->step);
+    return (v < 0 ? v + ix->wrap : v) * ix->scale;
+}
+
+/* Applies the mode to n (dst, src) element pairs: pair j is dst at
+ * d + j * ds and src at s + j * ss, the indexed one (dst when `scatter`)
+ * moved by row_offset(ix, j) unless ix is NULL. dst and src never overlap. */
+typedef void (*apply_fn)(char *restrict d, int64_t ds, const char *restrict s, int64_t ss, const row_index *ix,
+                         bool scatter, int64_t n, const em_index_plan *p);
+
+/* One apply_fn: storage type S computed in C (float for the half types)
+ * through LD/ST, SETUP(C) once, then ELEM(S, C, LD, ST, x, y) on each pair
+ * (S *x, const S *y). Contiguous pairs get their own loop, so that the
+ * compiler vectorizes it (the fixed rows of index_select/index_add). */
+#define APPLY_FN(name, S, C, LD, ST, SETUP, ELEM)                                                          \
+    EM_SIMD static void name(char *restrict d, int64_t ds, const char *restrict s, int64_t ss, const row_index *ix, \
+                     bool scatter, int64_t n, const em_index_plan *p)                                      \
+    {                                                                                                      \
+        SETUP(C);                                                                                          \
+        const row_index r = ix ? *ix : (row_index){0};                                                     \
+        if (ix && scatter) {                                                                               \
+            for (int64_t j = 0; j < n; j++)                                                                \
+                ELEM(S, C, LD, ST, ((S *)(d + j * ds + row_offset(&r, j))), ((const S *)(s + j * ss)));    \
+        } else if (ix && ds == (int64_t)sizeof(S) && r.step == (int64_t)sizeof(int64_t)) { /* gathers */  \
+            S *restrict dv = (S *)d;                                                                       \
+            const S *restrict sv = (const S *)s;                                                           \
+            const int64_t *iv = (const int64_t *)r.data;                                                   \
+            int64_t sstep = ss / (int64_t)sizeof(S), scale = r.scale / (int64_t)sizeof(S);                 \
+            for (int64_t j = 0; j < n; j++)                                                                \
+                ELEM(S, C, LD, ST, (dv + j), (sv + j * sstep + (iv[j] + (iv[j] < 0 ? r.wrap : 0)) * scale)); \
+        } else if (ix) {                                                                                   \
+            for (int64_t j = 0; j < n; j++)                                                                \
+                ELEM(S, C, LD, ST, ((S *)(d + j * ds)), ((const S *)(s + j * ss + row_offset(&r, j))));    \
+        } else if (ds == (int64_t)sizeof(S) && ss == (int64_t)sizeof(S)) {                                 \
+            S *restrict dv = (S *)d;                                                                       \
+            const S *restrict sv = (const S *)s;                                                           \
+            for (int64_t j = 0; j < n; j++) ELEM(S, C, LD, ST, (dv + j), (sv + j));                        \
+        } else {                                                                                           \
+            for (int64_t j = 0; j < n; j++) ELEM(S, C, LD, ST, ((S *)(d + j * ds)), ((const S *)(s + j * ss))); \
+        }                                                                                                  \
     }
-COPY(uint8_t)
-COPY(uint16_t)
-COPY(uint32_t)
-COPY(uint64_t)
 
+/* ---- the element rules ------------------------------------------------ */
+#define NO_SETUP(C) (void)p
+#define LD_ID(v) (v)
+#define ST_ID(v) (v)
+#define COPY_ELEM(S, C, LD, ST, x, y) (*(x) = *(y))
 /* Integers wrap around like PyTorch's (two's complement): sums and products
  * are computed in uint64 so that C's signed overflow never happens. */
-#define INT_LOOPS(DT)                                                                         \
-    static void sum_##DT(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        uint64_t a = (uint64_t)p->alpha_int;                                                  \
-        for (int64_t j = 0; j < n; j++) {                                                     \
-            em_##DT##_t *x = (em_##DT##_t *)d[j];                                             \
-            *x = (em_##DT##_t)((uint64_t)*x + a * (uint64_t) * (const em_##DT##_t *)s[j]);    \
-        }                                                                                     \
-    }                                                                                         \
-    static void prod_##DT(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        (void)p;                                                                              \
-        for (int64_t j = 0; j < n; j++) {                                                     \
-            em_##DT##_t *x = (em_##DT##_t *)d[j];                                             \
-            *x = (em_##DT##_t)((uint64_t)*x * (uint64_t) * (const em_##DT##_t *)s[j]);        \
-        }                                                                                     \
-    }                                                                                         \
-    static void amax_##DT(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        (void)p;                                                                              \
-        for (int64_t j = 0; j < n; j++) {                                                     \
-            em_##DT##_t *x = (em_##DT##_t *)d[j], y = *(const em_##DT##_t *)s[j];             \
-            if (y > *x) *x = y;                                                               \
-        }                                                                                     \
-    }                                                                                         \
-    static void amin_##DT(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        (void)p;                                                                              \
-        for (int64_t j = 0; j < n; j++) {                                                     \
-            em_##DT##_t *x = (em_##DT##_t *)d[j], y = *(const em_##DT##_t *)s[j];             \
-            if (y < *x) *x = y;                                                               \
-        }                                                                                     \
-    }
+#define INT_SETUP(C) uint64_t a = (uint64_t)p->alpha_int
+#define SUM_INT(S, C, LD, ST, x, y) (*(x) = (S)((uint64_t) * (x) + a * (uint64_t) * (y)))
+#define PROD_INT(S, C, LD, ST, x, y) (*(x) = (S)((uint64_t) * (x) * (uint64_t) * (y)))
+#define AMAX_INT(S, C, LD, ST, x, y) (*(x) = *(y) > *(x) ? *(y) : *(x))
+#define AMIN_INT(S, C, LD, ST, x, y) (*(x) = *(y) < *(x) ? *(y) : *(x))
+/* Floats: amax/amin let a NaN on either side win, as in PyTorch (and store
+ * only on change, so that the half types never rewrite a value). */
+#define FLOAT_SETUP(C) C a = (C)p->alpha
+#define SUM_FLOAT(S, C, LD, ST, x, y) (*(x) = ST(LD(*(x)) + a * LD(*(y))))
+#define PROD_FLOAT(S, C, LD, ST, x, y) (*(x) = ST(LD(*(x)) * LD(*(y))))
+#define PICK_FLOAT(S, C, LD, ST, x, y, CMP)                    \
+    do {                                                       \
+        C x_ = LD(*(x)), y_ = LD(*(y));                        \
+        if (y_ CMP x_ || (y_ != y_ && x_ == x_)) *(x) = *(y);  \
+    } while (0)
+#define AMAX_FLOAT(S, C, LD, ST, x, y) PICK_FLOAT(S, C, LD, ST, x, y, >)
+#define AMIN_FLOAT(S, C, LD, ST, x, y) PICK_FLOAT(S, C, LD, ST, x, y, <)
+/* bool: sum and amax are "or", prod and amin "and" */
+#define BOOL_SETUP(C) bool a = p->alpha_int != 0
+#define SUM_BOOL_ELEM(S, C, LD, ST, x, y) (*(x) = *(x) || (a && *(y)))
+#define PROD_BOOL_ELEM(S, C, LD, ST, x, y) (*(x) = *(x) && *(y))
+
+APPLY_FN(copy_1, uint8_t, uint8_t, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
+APPLY_FN(copy_2, uint16_t, uint16_t, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
+APPLY_FN(copy_4, uint32_t, uint32_t, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
+APPLY_FN(copy_8, uint64_t, uint64_t, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
+
+#define INT_LOOPS(DT)                                                                  \
+    APPLY_FN(sum_##DT, em_##DT##_t, em_##DT##_t, LD_ID, ST_ID, INT_SETUP, SUM_INT)     \
+    APPLY_FN(prod_##DT, em_##DT##_t, em_##DT##_t, LD_ID, ST_ID, NO_SETUP, PROD_INT)    \
+    APPLY_FN(amax_##DT, em_##DT##_t, em_##DT##_t, LD_ID, ST_ID, NO_SETUP, AMAX_INT)    \
+    APPLY_FN(amin_##DT, em_##DT##_t, em_##DT##_t, LD_ID, ST_ID, NO_SETUP, AMIN_INT)
 EM_FOR_INTS(INT_LOOPS)
 
-/* Floating types compute in T (float for the half types, through LD/ST).
- * amax/amin: a NaN on either side wins, as in PyTorch. */
-#define LD_NATIVE(T, p) (*(const T *)(p))
-#define ST_NATIVE(T, p, v) (*(T *)(p) = (v))
-#define LD_F16(T, p) em_f16_to_f32(*(const uint16_t *)(p))
-#define ST_F16(T, p, v) (*(uint16_t *)(p) = em_f32_to_f16(v))
-#define LD_BF16(T, p) em_bf16_to_f32(*(const uint16_t *)(p))
-#define ST_BF16(T, p, v) (*(uint16_t *)(p) = em_f32_to_bf16(v))
-#define FLOAT_LOOPS(DT, T, LD, ST)                                                            \
-    static void sum_##DT(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        T a = (T)p->alpha;                                                                    \
-        for (int64_t j = 0; j < n; j++) ST(T, d[j], LD(T, d[j]) + a * LD(T, s[j]));           \
-    }                                                                                         \
-    static void prod_##DT(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        (void)p;                                                                              \
-        for (int64_t j = 0; j < n; j++) ST(T, d[j], LD(T, d[j]) * LD(T, s[j]));               \
-    }                                                                                         \
-    static void amax_##DT(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        (void)p;                                                                              \
-        for (int64_t j = 0; j < n; j++) {                                                     \
-            T x = LD(T, d[j]), y = LD(T, s[j]);                                               \
-            if (y > x || (y != y && x == x)) ST(T, d[j], y);                                  \
-        }                                                                                     \
-    }                                                                                         \
-    static void amin_##DT(char *const *d, const char *const *s, int64_t n, const em_index_plan *p) \
-    {                                                                                         \
-        (void)p;                                                                              \
-        for (int64_t j = 0; j < n; j++) {                                                     \
-            T x = LD(T, d[j]), y = LD(T, s[j]);                                               \
-            if (y < x || (y != y && x == x)) ST(T, d[j], y);                                  \
-        }                                                                                     \
-    }
-FLOAT_LOOPS(F32, float, LD_NATIVE, ST_NATIVE)
-FLOAT_LOOPS(F64, double, LD_NATIVE, ST_NATIVE)
-FLOAT_LOOPS(F16, float, LD_F16, ST_F16)
-FLOAT_LOOPS(BF16, float, LD_BF16, ST_BF16)
+#define LD_F16(v) em_f16_to_f32(v)
+#define ST_F16(v) em_f32_to_f16(v)
+#define LD_BF16(v) em_bf16_to_f32(v)
+#define ST_BF16(v) em_f32_to_bf16(v)
+#define FLOAT_LOOPS(DT, S, C, LD, ST)                                   \
+    APPLY_FN(sum_##DT, S, C, LD, ST, FLOAT_SETUP, SUM_FLOAT)            \
+    APPLY_FN(prod_##DT, S, C, LD, ST, NO_SETUP, PROD_FLOAT)             \
+    APPLY_FN(amax_##DT, S, C, LD, ST, NO_SETUP, AMAX_FLOAT)             \
+    APPLY_FN(amin_##DT, S, C, LD, ST, NO_SETUP, AMIN_FLOAT)
+FLOAT_LOOPS(F32, float, float, LD_ID, ST_ID)
+FLOAT_LOOPS(F64, double, double, LD_ID, ST_ID)
+FLOAT_LOOPS(F16, uint16_t, float, LD_F16, ST_F16)
+FLOAT_LOOPS(BF16, uint16_t, float, LD_BF16, ST_BF16)
 
-/* bool: sum and amax are "or", prod and amin "and" */
-static void sum_BOOL(char *const *d, const char *const *s, int64_t n, const em_index_plan *p)
-{
-    bool a = p->alpha_int != 0;
-    for (int64_t j = 0; j < n; j++) *(bool *)d[j] = *(bool *)d[j] || (a && *(const bool *)s[j]);
-}
-static void prod_BOOL(char *const *d, const char *const *s, int64_t n, const em_index_plan *p)
-{
-    (void)p;
-    for (int64_t j = 0; j < n; j++) *(bool *)d[j] = *(bool *)d[j] && *(const bool *)s[j];
-}
+APPLY_FN(sum_BOOL, bool, bool, LD_ID, ST_ID, BOOL_SETUP, SUM_BOOL_ELEM)
+APPLY_FN(prod_BOOL, bool, bool, LD_ID, ST_ID, NO_SETUP, PROD_BOOL_ELEM)
 
 #define ALL_ENTRIES(op) [EM_U8] = op##_U8, [EM_I8] = op##_I8, [EM_I16] = op##_I16, [EM_I32] = op##_I32, \
     [EM_I64] = op##_I64, [EM_F16] = op##_F16, [EM_F32] = op##_F32, [EM_F64] = op##_F64, [EM_BF16] = op##_BF16
@@ -124,7 +134,7 @@ static const apply_fn mode_loops[][EM_DTYPE_COUNT] = {
 
 static apply_fn copy_loop(size_t size)
 {
-    return size == 1 ? copy_uint8_t : size == 2 ? copy_uint16_t : size == 4 ? copy_uint32_t : copy_uint64_t;
+    return size == 1 ? copy_1 : size == 2 ? copy_2 : size == 4 ? copy_4 : copy_8;
 }
 
 /* ---- validation ------------------------------------------------------- */
@@ -134,11 +144,23 @@ typedef struct check_ctx {
     int64_t value;  /* the first bad value */
 } check_ctx;
 
+/* Whether every v[i] lies in [lo, hi): branch-free, so it vectorizes. */
+EM_SIMD static bool all_in_range(const int64_t *v, int64_t n, int64_t lo, int64_t hi)
+{
+    int64_t min = INT64_MAX, max = INT64_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        min = v[i] < min ? v[i] : min;
+        max = v[i] > max ? v[i] : max;
+    }
+    return n == 0 || (min >= lo && max < hi);
+}
+
 static void check_row(void *ctx, char **ptrs, const int64_t *strides, int64_t n)
 {
     check_ctx *c = ctx;
     if (c->bad) return;
-    for (int64_t i = 0; i < n; i++) {
+    if (strides[0] == sizeof(int64_t) && all_in_range((const int64_t *)ptrs[0], n, c->lo, c->hi)) return;
+    for (int64_t i = 0; i < n; i++) { /* find the first bad value */
         int64_t v = *(const int64_t *)(ptrs[0] + i * strides[0]);
         if (v < c->lo || v >= c->hi) {
             c->bad = true;
@@ -148,22 +170,42 @@ static void check_row(void *ctx, char **ptrs, const int64_t *strides, int64_t n)
     }
 }
 
+#define CHECK_MAX_THREADS 64
+
+/* Whether index k holds a bad value; *value: the first one. Large indices
+ * are split over threads (read only), each range keeping its first. */
+static bool find_bad(const em_index_plan *p, int k, int64_t *value)
+{
+    cpu_walk w;
+    cpu_walk_init(&w, 1, &p->check[k]);
+    int nt = w.numel >= 4 * EM_GRAIN && !omp_in_parallel() ? omp_get_max_threads() : 1;
+    if (nt > CHECK_MAX_THREADS) nt = CHECK_MAX_THREADS;
+    check_ctx c[CHECK_MAX_THREADS];
+    for (int t = 0; t < nt; t++) c[t] = (check_ctx){.lo = p->wrap ? -p->bound[k] : 0, .hi = p->bound[k]};
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+    for (int t = 0; t < nt; t++) cpu_walk_range(&w, w.numel * t / nt, w.numel * (t + 1) / nt, check_row, &c[t]);
+    for (int t = 0; t < nt; t++) {
+        if (c[t].bad) {
+            *value = c[t].value;
+            return true;
+        }
+    }
+    return false;
+}
+
 static em_status validate(const em_index_plan *p)
 {
     for (int k = 0; k < p->nindex; k++) {
-        check_ctx c = {.lo = p->wrap ? -p->bound[k] : 0, .hi = p->bound[k]};
-        cpu_walk w;
-        cpu_walk_init(&w, 1, &p->check[k]);
-        cpu_walk_range(&w, 0, w.numel, check_row, &c);
-        if (!c.bad) continue;
+        int64_t value;
+        if (!find_bad(p, k, &value)) continue;
         switch (p->msg) {
         case EM_INDEX_MSG_RANGE: return em_fail(p->code, "index out of range in self");
         case EM_INDEX_MSG_FLAT:
             return em_fail(p->code, "out of range: tried to access index %lld on a tensor of %lld elements.",
-                           (long long)c.value, (long long)p->bound[k]);
+                           (long long)value, (long long)p->bound[k]);
         default:
             return em_fail(p->code, "%sindex %lld is out of bounds for dimension %d with size %lld", p->prefix,
-                           (long long)c.value, p->dim[k], (long long)p->bound[k]);
+                           (long long)value, p->dim[k], (long long)p->bound[k]);
         }
     }
     return EM_OK;
@@ -180,72 +222,69 @@ typedef struct engine {
     int64_t esize;
 } engine;
 
-/* Byte offset the index tensors add at element i of a row. */
-static inline int64_t index_offset(const engine *e, char *const *ptrs, const int64_t *strides, int64_t i)
+/* The row_index of index k along a row. */
+static row_index index_of_row(const engine *e, char *const *ptrs, const int64_t *strides, int k)
 {
     const em_index_plan *p = e->p;
-    int64_t off = 0;
-    for (int k = 0; k < p->nindex; k++) {
-        int64_t v = *(const int64_t *)(ptrs[2 + k] + i * strides[2 + k]);
-        off += (v < 0 ? v + p->bound[k] : v) * e->stride[k]; /* validated: v >= 0 unless wrapping */
-    }
-    return off;
+    return (row_index){ptrs[2 + k], strides[2 + k], e->stride[k], p->wrap ? p->bound[k] : 0};
 }
 
-/* Fast path of plain copies with one index tensor (gather, take, scatter,
- * index_put): no address arrays. Agrees with the general path (the tests
- * run both: several index tensors take the general one). */
-#define COPY_ONE_INDEX(T)                                                                     \
-    static void copy_one_index_##T(const engine *e, char *const *ptrs, const int64_t *st, int64_t n) \
-    {                                                                                         \
-        const int64_t bound = e->p->bound[0], stride = e->stride[0];                           \
-        for (int64_t i = 0; i < n; i++) {                                                     \
-            int64_t v = *(const int64_t *)(ptrs[2] + i * st[2]);                              \
-            int64_t off = (v < 0 ? v + bound : v) * stride;                                   \
-            if (e->p->scatter)                                                                \
-                *(T *)(ptrs[0] + i * st[0] + off) = *(const T *)(ptrs[1] + i * st[1]);        \
-            else                                                                              \
-                *(T *)(ptrs[0] + i * st[0]) = *(const T *)(ptrs[1] + i * st[1] + off);        \
-        }                                                                                     \
-    }
-COPY_ONE_INDEX(uint8_t)
-COPY_ONE_INDEX(uint16_t)
-COPY_ONE_INDEX(uint32_t)
-COPY_ONE_INDEX(uint64_t)
+/* EM_INDEX_MEAN: one more value reduced into each of the m dst elements. */
+static void count_row(const engine *e, const char *d, int64_t ds, const row_index *ix, int64_t m)
+{
+    for (int64_t j = 0; j < m; j++) e->count[(d + j * ds + (ix ? row_offset(ix, j) : 0) - e->base) / e->esize]++;
+}
 
+/* One run of the walk: when no index moves along it (index_select,
+ * index_add, x[i] rows) the whole run is one strided (often contiguous)
+ * row at one offset; one moving index (gather, scatter, take) is read in
+ * the element loop; several are first summed into chunks of offsets. */
 static void engine_row(void *ctx, char **ptrs, const int64_t *strides, int64_t n)
 {
     const engine *e = ctx;
     const em_index_plan *p = e->p;
-    bool fixed = true; /* no index moves along the row (index_select, x[i] rows): one offset */
+    bool fixed = true;
     for (int k = 0; k < p->nindex; k++) fixed &= strides[2 + k] == 0;
-    int64_t off = fixed ? index_offset(e, ptrs, strides, 0) : 0;
-    bool copy = p->mode == EM_INDEX_ASSIGN && !e->fixed_src;
-    if (copy && fixed && strides[0] == e->esize && strides[1] == e->esize) {
-        memcpy(ptrs[0] + (p->scatter ? off : 0), ptrs[1] + (p->scatter ? 0 : off), (size_t)(n * e->esize));
+    char *d = ptrs[0];
+    const char *s = e->fixed_src ? e->fixed_src : ptrs[1];
+    int64_t ds = strides[0], ss = e->fixed_src ? 0 : strides[1];
+    if (fixed) {
+        int64_t off = 0;
+        for (int k = 0; k < p->nindex; k++) {
+            row_index ix = index_of_row(e, ptrs, strides, k);
+            off += row_offset(&ix, 0);
+        }
+        if (p->scatter) d += off;
+        else s += off;
+        if (p->mode == EM_INDEX_ASSIGN && ds == e->esize && ss == e->esize) {
+            memcpy(d, s, (size_t)(n * e->esize));
+            return;
+        }
+        e->fn(d, ds, s, ss, NULL, p->scatter, n, p);
+        if (e->count) count_row(e, d, ds, NULL, n);
         return;
     }
-    if (copy && !fixed && p->nindex == 1) {
-        switch (e->esize) {
-        case 1: copy_one_index_uint8_t(e, ptrs, strides, n); return;
-        case 2: copy_one_index_uint16_t(e, ptrs, strides, n); return;
-        case 4: copy_one_index_uint32_t(e, ptrs, strides, n); return;
-        default: copy_one_index_uint64_t(e, ptrs, strides, n); return;
-        }
+    if (p->nindex == 1) {
+        row_index ix = index_of_row(e, ptrs, strides, 0);
+        e->fn(d, ds, s, ss, &ix, p->scatter, n, p);
+        if (e->count) count_row(e, d, ds, &ix, n);
+        return;
     }
-    char *dp[CHUNK];
-    const char *sp[CHUNK];
+    int64_t off[CHUNK];
+    row_index sum = {(const char *)off, sizeof *off, e->esize, 0}; /* off in elements */
     for (int64_t done = 0; done < n; done += CHUNK) {
         int64_t m = n - done < CHUNK ? n - done : CHUNK;
-        for (int64_t j = 0; j < m; j++) {
-            int64_t i = done + j;
-            if (!fixed) off = index_offset(e, ptrs, strides, i);
-            dp[j] = ptrs[0] + i * strides[0] + (p->scatter ? off : 0);
-            sp[j] = e->fixed_src ? e->fixed_src : ptrs[1] + i * strides[1] + (p->scatter ? 0 : off);
+        for (int64_t j = 0; j < m; j++) off[j] = 0;
+        for (int k = 0; k < p->nindex; k++) {
+            row_index ix = index_of_row(e, ptrs, strides, k);
+            ix.data += done * ix.step;
+            ix.scale /= e->esize;
+            for (int64_t j = 0; j < m; j++) off[j] += row_offset(&ix, j);
         }
-        e->fn(dp, sp, m, p);
-        if (e->count)
-            for (int64_t j = 0; j < m; j++) e->count[(dp[j] - e->base) / e->esize]++;
+        char *dc = d + done * ds;
+        const char *sc = s + done * ss;
+        e->fn(dc, ds, sc, ss, &sum, p->scatter, m, p);
+        if (e->count) count_row(e, dc, ds, p->scatter ? &sum : NULL, m);
     }
 }
 

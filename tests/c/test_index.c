@@ -500,6 +500,72 @@ TEST(take_and_put_match_reference)
     COVER(EM_OP_take, EM_OP_put);
 }
 
+/* ---- row and per-element fast paths ----------------------------------- */
+/* Rows of a (V, D) table: index_select / x[idx] (whole rows), index_add
+ * (a vectorized row sum, duplicates accumulated), gather and scatter_add
+ * (one index moving along the row), each on contiguous and transposed
+ * (strided rows) tables, int64 and int32 indices, against references. */
+TEST(index_row_fast_paths_match_reference)
+{
+    const em_dtype dts[] = {EM_F32, EM_F64, EM_F16, EM_I32, EM_I64};
+    const int64_t V = 9, D = 33, N = 20;
+    for (int k = 0; k < (int)(sizeof dts / sizeof *dts); k++) {
+        em_dtype dt = dts[k];
+        em_tensor *w = tints(dt, SHAPE(V, D), -8, 8), *wt = ttransposed(w);
+        em_tensor *idx = tints(EM_I64, SHAPE(N), 0, V), *i32 = em_to_dtype(idx, EM_I32);
+        em_tensor *src = tints(dt, SHAPE(N, D), -8, 8), *srct = ttransposed(src);
+        double *wv = tvals(w), *sv = tvals(src), *want = malloc(V * D * sizeof *want);
+        for (int layout = 0; layout < 2; layout++) {
+            em_tensor *table = layout ? wt : w, *rows = layout ? srct : src;
+            em_tensor *sel = em_index_select(table, 0, layout ? i32 : idx);
+            em_tensor *adv = em_index(table, 1, (const em_tensor *const[]){idx});
+            CHECK(sel && adv && tshape_is(sel, SHAPE(N, D)) && tshape_is(adv, SHAPE(N, D)));
+            for (int64_t i = 0; i < N * D; i++) {
+                double ref = wv[(int64_t)tval(idx, i / D) * D + i % D];
+                CHECK(tval(sel, i) == ref && tval(adv, i) == ref);
+            }
+            /* index_add_ (alpha 2) and scatter_add_ along dim 0, duplicates summed */
+            em_tensor *acc = em_clone(table), *sc = em_clone(table);
+            em_tensor *col = em_view(idx, SHAPE(N, 1)), *idx2 = em_expand(col, SHAPE(N, D)), *idx2c = em_contiguous(idx2);
+            CHECK(em_index_add_(acc, 0, layout ? i32 : idx, rows, 2) == EM_OK);
+            CHECK(em_scatter_add_(sc, 0, layout ? idx2 : idx2c, rows) == EM_OK);
+            for (int64_t i = 0; i < V * D; i++) want[i] = wv[i];
+            for (int64_t i = 0; i < N * D; i++) want[(int64_t)tval(idx, i / D) * D + i % D] += 2 * sv[i];
+            CHECK(tclose(acc, want, 0, 0));
+            for (int64_t i = 0; i < N * D; i++) want[(int64_t)tval(idx, i / D) * D + i % D] -= sv[i];
+            CHECK(tclose(sc, want, 0, 0));
+            /* gather along the last dim and along dim 0 (an index per element) */
+            em_tensor *gl = tints(EM_I64, SHAPE(V, D), 0, D), *g0 = tints(EM_I64, SHAPE(V, D), 0, V);
+            em_tensor *gln = tnoncontig(gl), *rl = em_gather(table, 1, layout ? gln : gl), *r0 = em_gather(table, 0, g0);
+            CHECK(rl && r0);
+            for (int64_t i = 0; i < V * D; i++)
+                CHECK(tval(rl, i) == wv[i / D * D + (int64_t)tval(gl, i)] && tval(r0, i) == wv[(int64_t)tval(g0, i) * D + i % D]);
+            RELEASE(sel, adv, acc, sc, col, idx2, idx2c, gl, g0, gln, rl, r0);
+        }
+        free(wv), free(sv), free(want);
+        RELEASE(w, wt, idx, i32, src, srct);
+    }
+}
+
+/* Large indices are validated on several threads: the first bad value (in
+ * row-major order) is the one reported, and nothing is written. */
+TEST(index_validation_threads_reports_first_bad)
+{
+    em_set_num_threads(2);
+    int64_t n = 1 << 18;
+    em_tensor *self = em_zeros(SHAPE(4), EM_F32), *idx = em_zeros(SHAPE(n), EM_I64), *src = em_ones(SHAPE(n), EM_F32);
+    int64_t *ip = em_data_ptr(idx);
+    ip[n / 3] = 7;
+    ip[n - 5] = -3;
+    CHECK_ERR(em_scatter_add_(self, 0, idx, src), EM_ERR_RUNTIME);
+    CHECK(strstr(em_last_error(), "index 7 is out of bounds") != NULL);
+    for (int i = 0; i < 4; i++) CHECK(tval(self, i) == 0);
+    ip[n / 3] = 0;
+    CHECK_ERR(em_index_add_(self, 0, idx, src, 1), EM_ERR_INDEX);
+    for (int i = 0; i < 4; i++) CHECK(tval(self, i) == 0);
+    RELEASE(self, idx, src);
+}
+
 /* ---- threads ---------------------------------------------------------- */
 TEST(index_large_threads_and_duplicates)
 {
