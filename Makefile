@@ -13,7 +13,7 @@ KFLAGS  := -O3 -fno-trapping-math
 LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lm -fopenmp
 B       := build
 
-SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c)
+SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c)
 TSRC := $(wildcard tests/c/*.c)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
@@ -81,11 +81,12 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh tools/run_demo.sh
 
+BENCH := $(patsubst bench/%.c,$(B)/%,$(wildcard bench/*.c))
 bench: deps
-	@$(MAKE) --no-print-directory all $(B)/bench_ops
-	@$(PYTHON) bench/bench_ops.py
+	@$(MAKE) --no-print-directory all $(BENCH)
+	@for s in bench/bench_*.py; do echo "== $$s"; $(PYTHON) $$s || exit 1; done
 
-$(B)/bench_ops: bench/bench_ops.c $(B)/libember.a
+$(B)/bench_%: bench/bench_%.c $(B)/libember.a
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libember.a $(LDLIBS)
 
 clean:

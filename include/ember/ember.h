@@ -1,4 +1,4 @@
-/* Ember: tensors, ops and (later) autograd in C. Include this one header. */
+/* Ember: tensors, ops and autograd in C. Include this one header. */
 #ifndef EMBER_H
 #define EMBER_H
 #include "core.h"
@@ -9,4 +9,5 @@
 #include "sort.h"
 #include "shape.h"
 #include "random.h"
+#include "autograd.h"
 #endif

@@ -79,6 +79,20 @@ void *em_cpu_alloc(size_t nbytes);          /* 64-byte aligned; NULL when out of
 void em_cpu_free(void *p, size_t nbytes);   /* nbytes as given to em_cpu_alloc */
 size_t em_cpu_cached_bytes(void);
 
+/* ---- autograd stage (Note [Autograd stage]) ----------------------------
+ * Core and the op layer know nothing of autograd's code: src/autograd
+ * installs these hooks the first time a tensor is made to require grad, and
+ * until then no tensor has autograd metadata and every check below is one
+ * NULL test. em_tensor_view() reports views of tensors that have metadata
+ * (so the view joins the graph); em_release() frees the metadata. */
+typedef struct em_autograd_hooks {
+    void (*free_meta)(void *meta);
+    em_status (*record_view)(const em_tensor *base, em_tensor *view);
+} em_autograd_hooks;
+extern const em_autograd_hooks *em_autograd;
+/* Thread-local grad mode (src/core/grad_mode.c). */
+bool em_grad_mode(void);
+
 /* ---- tensor construction (no argument checks beyond overflow) -------- */
 em_storage *em_storage_new(size_t nbytes, em_device dev);
 void em_storage_release(em_storage *s);

@@ -43,12 +43,12 @@ em_tensor *em_retain(em_tensor *t)
     return t;
 }
 
-void (*em_autograd_free_hook)(void *autograd);
+const em_autograd_hooks *em_autograd;
 
 void em_release(em_tensor *t)
 {
     if (!t || __atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
-    if (t->autograd && em_autograd_free_hook) em_autograd_free_hook(t->autograd);
+    if (t->autograd) em_autograd->free_meta(t->autograd);
     em_storage_release(t->storage);
     free(t);
 }
@@ -87,7 +87,12 @@ em_tensor *em_tensor_view(const em_tensor *base, int ndim, const int64_t *sizes,
                           int64_t offset)
 {
     em_tensor *t = tensor_alloc(base->storage, ndim, sizes, strides, offset, (em_dtype)base->dtype);
-    if (t) __atomic_add_fetch(&base->storage->refcount, 1, __ATOMIC_RELAXED);
+    if (!t) return NULL;
+    __atomic_add_fetch(&base->storage->refcount, 1, __ATOMIC_RELAXED);
+    if (base->autograd && em_grad_mode() && em_autograd->record_view(base, t)) {
+        em_release(t);
+        return NULL;
+    }
     return t;
 }
 

@@ -25,6 +25,26 @@ static const em_device_impl *device_impl(em_device d)
     return d.type == EM_CPU ? &em_cpu_device : NULL;
 }
 
+/* Note [Autograd stage]: src/autograd sets this the first time a tensor is
+ * made to require grad; from then on a call touching a tensor with autograd
+ * metadata goes through it, which records the graph around the kernel. */
+em_status (*em_autograd_stage)(const em_call *c, em_kernel k);
+
+void em_bump_outputs(const em_call *c)
+{
+    for (int k = 0; k < c->nout; k++)
+        if (c->out[k]) em_bump_version(c->out[k]); /* a kernel may have an optional output */
+}
+
+static bool has_autograd(const em_call *c)
+{
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i] && c->in[i]->autograd) return true;
+    for (int k = 0; k < c->nout; k++)
+        if (c->out[k] && c->out[k]->autograd) return true;
+    return false;
+}
+
 em_status em_dispatch(const em_call *c)
 {
     const em_tensor *first = c->nout ? c->out[0] : c->in[0];
@@ -40,7 +60,10 @@ em_status em_dispatch(const em_call *c)
     const em_device_impl *impl = device_impl(dev);
     em_kernel k = impl ? impl->kernels[c->op] : NULL;
     if (!k) return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: not implemented for %s", em_ops[c->op].name, device_name(dev));
-    return k(c);
+    if (em_autograd_stage && em_grad_mode() && has_autograd(c)) return em_autograd_stage(c, k);
+    em_status st = k(c);
+    if (st == EM_OK) em_bump_outputs(c);
+    return st;
 }
 
 bool em_can_cast(em_dtype from, em_dtype to)

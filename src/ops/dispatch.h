@@ -42,8 +42,10 @@ extern const em_device_impl em_cpu_device;
 extern const em_device_impl em_cuda_device; /* src/cuda/device.cu */
 #endif
 
-/* Runs c->op on the device of its first tensor; checks every tensor shares it. */
+/* Runs c->op on the device of its first tensor; checks every tensor shares
+ * it. On success every output's version is bumped (it was written). */
 em_status em_dispatch(const em_call *c);
+void em_bump_outputs(const em_call *c);
 
 /* Can a value of dtype `from` be written into `to` without a category loss
  * (PyTorch's canCast: no float -> int, no non-bool -> bool)? */

@@ -22,10 +22,8 @@ em_status em_generate(em_call *c, em_tensor *target)
     c->operand_dtypes[0] = dst->dtype;
     em_status st = em_dispatch(c);
     if (dst != target) {
-        if (st == EM_OK) st = em_copy_(target, dst); /* bumps target's version */
+        if (st == EM_OK) st = em_copy_(target, dst);
         em_release(dst);
-    } else if (st == EM_OK) {
-        em_bump_version(target);
     }
     return st;
 }

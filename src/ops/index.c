@@ -290,7 +290,6 @@ em_status em_put_(em_tensor *self, const em_tensor *index, const em_tensor *sour
         em_release(tmp);
         return st; /* em_copy_ bumped the version */
     }
-    if (!st) em_bump_version(self);
     return st;
 }
 

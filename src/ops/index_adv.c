@@ -203,7 +203,6 @@ em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices,
         p.mode = accumulate ? EM_INDEX_SUM : EM_INDEX_ASSIGN;
         st = em_index_run(EM_OP_index_put, view, src, &p);
     }
-    if (!st) em_bump_version(self);
     em_index_plan_clear(&p);
     em_release(view), em_release(src);
     adv_clear(&a);

@@ -141,7 +141,6 @@ static em_status run_product(em_op op, em_tensor *dst, const em_tensor *A, const
         st = em_dispatch(&c);
     }
     if (st == EM_OK && C != dst) st = em_copy_(dst, C);
-    if (st == EM_OK) em_bump_version(dst);
     if (C != dst) em_release(C);
     return st;
 }
@@ -472,6 +471,15 @@ static em_tensor *matmul_impl(int mode, em_tensor *out, const em_tensor *a, cons
                         a->ndim, b->ndim);
     if (a->ndim == 1 && b->ndim == 1) return dot_impl(mode, out, a, b);
     if (a->ndim == 2 && b->ndim == 1) return addmv_impl(mode, EM_OP_mv, out, NULL, a, b, 0, 1);
+    /* mm itself, so that the result is the product's output (autograd records it there) */
+    if (a->ndim == 2 && b->ndim == 2) return addmm_impl(mode, EM_OP_mm, out, NULL, a, b, 0, 1);
+    if (a->ndim == 1 && b->ndim == 2 && mode == MODE_NEW) { /* (k) x (k, m): a row through mm */
+        em_tensor *row = em_unsqueeze(a, 0), *r = row ? addmm_impl(MODE_NEW, EM_OP_mm, NULL, NULL, row, b, 0, 1) : NULL;
+        em_tensor *v = r ? em_squeeze_dim(r, 0) : NULL;
+        em_release(row);
+        em_release(r);
+        return v;
+    }
     if (mode == MODE_OUT && !out) return em_error(EM_ERR_VALUE, "matmul: out is NULL");
 
     /* broadcast the batch dims (all but the last two; vectors have none) */

@@ -54,7 +54,6 @@ em_status em_masked_fill_tensor_(em_tensor *self, const em_tensor *mask, const e
     c.operand_dtypes[0] = c.operand_dtypes[2] = self->dtype;
     c.operand_dtypes[1] = EM_BOOL;
     em_status st = em_dispatch(&c);
-    if (!st) em_bump_version(self);
     em_release(v);
     return st;
 }
@@ -102,7 +101,6 @@ em_status em_masked_scatter_(em_tensor *self, const em_tensor *mask, const em_te
         c.operand_dtypes[1] = mask->dtype;
         st = em_dispatch(&c);
     }
-    if (!st) em_bump_version(self);
     em_release(m), em_release(src);
     return st;
 }

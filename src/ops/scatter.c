@@ -189,7 +189,6 @@ static em_status scatter_(em_tensor *self, int dim, const em_tensor *index, cons
         return st;
     }
     st = scatter_run(self, d, index, src, k);
-    if (!st) em_bump_version(self);
     return st;
 }
 
@@ -312,7 +311,6 @@ static em_status index_scatter(em_tensor *self, int d, const em_tensor *idx, con
                        : em_error_code();
     p->scatter = true;
     if (!st) st = em_index_run(op, dst, src, p);
-    if (!st) em_bump_version(self);
     em_index_plan_clear(p);
     em_release(dst), em_release(s);
     return st;

@@ -48,15 +48,13 @@ static em_status check_outs(em_tensor *values, em_tensor *indices, const em_tens
     return EM_OK;
 }
 
-/* Resizes the outputs, runs the kernel, bumps their versions. */
+/* Resizes the outputs and runs the kernel (the dispatcher bumps their versions). */
 static em_status run_into(em_op op, em_tensor *values, em_tensor *indices, const em_tensor *t, int dim,
                           int ndim, const int64_t *shape, int64_t p1, int64_t p2)
 {
     if ((values && em_resize_(values, ndim, shape)) || em_resize_(indices, ndim, shape)) return em_error_code();
     em_status st = run_along(op, indices, values, t, dim, p1, p2);
     if (st) return st;
-    if (values) em_bump_version(values);
-    em_bump_version(indices);
     return EM_OK;
 }
 
@@ -230,8 +228,6 @@ em_status em_kthvalue_out(em_tensor *values, em_tensor *indices, const em_tensor
     if (em_resize_(values, ndim, shape) || em_resize_(indices, ndim, shape)) return em_error_code();
     em_status st = kth_run(values, indices, t, k, dim, keepdim);
     if (st) return st;
-    em_bump_version(values);
-    em_bump_version(indices);
     return EM_OK;
 }
 

@@ -1,0 +1,163 @@
+/* Autograd internals: a tensor's metadata, graph nodes, and the contract of
+ * backward formulas (src/autograd/formulas_*.c). */
+#ifndef EMBER_AUTOGRAD_INTERNAL_H
+#define EMBER_AUTOGRAD_INTERNAL_H
+
+#include "../ops/dispatch.h"
+#include "ember/autograd.h"
+
+#define EM_NODE_MAX_IN (EM_CALL_MAX_IN)
+#define EM_NODE_MAX_OUT (EM_CALL_MAX_OUT)
+
+typedef struct em_hook {
+    int id;
+    em_grad_hook_fn fn;
+    void *ctx;
+    struct em_meta *retain; /* retain_grad: store the gradient into this tensor's meta */
+    struct em_hook *next;
+} em_hook;
+
+/* A tensor's autograd state (tensor->autograd). */
+typedef struct em_meta {
+    bool requires_grad; /* a leaf's flag; for non-leaves, grad_fn != NULL */
+    bool retains_grad;
+    em_tensor *grad;
+    em_node *grad_fn; /* strong; NULL for leaves */
+    int output_nr;
+    em_node *acc;     /* a leaf's AccumulateGrad node while one lives (weak) */
+    em_hook *hooks;   /* a leaf's hooks (a non-leaf's live on its grad_fn) */
+    bool is_view;     /* made by a recorded view: in-place writes to it are refused */
+} em_meta;
+
+typedef struct em_edge {
+    em_node *node; /* strong; NULL: that input needs no gradient */
+    int input_nr;
+} em_edge;
+
+/* What a formula reads: the forward call's params, its inputs as they were,
+ * its outputs (both only when saved, see em_formula.saves). */
+typedef struct em_saved {
+    em_tensor *t;
+    uint64_t version;
+} em_saved;
+
+typedef struct em_geometry {
+    int ndim;
+    int8_t dtype;
+    int64_t sizes[EM_MAX_DIMS];
+} em_geometry;
+
+/* A backward formula: from grad_out[k] (the gradient of forward output k, never
+ * NULL: missing ones are zeros) compute grad_in[i] for each input i whose
+ * em_node_needs_grad(n, i); the result may have the broadcast shape and any
+ * float dtype (the engine sums it to the input's shape and casts it).
+ * Written with Ember ops, so create_graph records it (DESIGN principle 4). */
+typedef em_status (*em_backward_fn)(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in);
+
+struct em_node {
+    int64_t refcount;
+    char name[40];
+    em_backward_fn apply; /* NULL for AccumulateGrad */
+    em_call call;         /* the forward call's op, dtype and params (tensor pointers cleared) */
+    int nin, nout;
+    em_edge next[EM_NODE_MAX_IN];
+    em_geometry in_geom[EM_NODE_MAX_IN];
+    em_geometry out_geom[EM_NODE_MAX_OUT];
+    em_saved in[EM_NODE_MAX_IN];   /* saved inputs (t NULL when not saved) */
+    em_saved out[EM_NODE_MAX_OUT]; /* saved outputs, detached aliases (no cycle) */
+    bool released;                 /* saved tensors freed by a backward without retain_graph */
+    em_hook *hooks[EM_NODE_MAX_OUT]; /* hooks of non-leaf output k */
+    em_tensor *leaf;               /* AccumulateGrad: the leaf (strong) */
+    /* view nodes: the view's and its base's geometry in their storage */
+    int64_t view_sizes[EM_MAX_DIMS], view_strides[EM_MAX_DIMS], view_offset;
+    int view_ndim;
+    int64_t base_strides[EM_MAX_DIMS], base_offset;
+    /* engine scratch, valid during one backward */
+    int deps;
+    bool queued;
+    em_tensor *buf[EM_NODE_MAX_OUT];
+};
+
+/* An op's formula and what it reads (bit i of *saves: input i, bit 8+k:
+ * output k); both NULL when the op has no formula (yet). The table is built
+ * from ops.def in formulas.c; a formula file defines an op's pair with
+ * EM_BACKWARD(op, saves) { ... body using n, go, gi ... }. */
+typedef struct em_formula {
+    em_backward_fn fn;
+    const uint32_t *saves;
+} em_formula;
+#define EM_SAVE_IN(i) (1u << (i))
+#define EM_SAVE_OUT(k) (1u << (8 + (k)))
+#define EM_SAVE_INPUTS 0xffu
+#define EM_BACKWARD(op, save_mask)                                                                   \
+    const uint32_t em_saves_##op = (save_mask);                                                      \
+    em_status em_bw_##op(const em_node *n, em_tensor *const *go, em_tensor **gi)
+
+extern const em_formula em_formulas[EM_OP_COUNT];
+
+/* A formula's scratch: every tensor made through em_arena_add() is
+ * released by em_arena_end(), and adding a NULL marks the arena failed, so a
+ * formula is a straight sequence of ops with one error check at the end. */
+typedef struct em_arena {
+    em_tensor *t[32];
+    int n;
+    bool failed;
+} em_arena;
+static inline em_tensor *em_arena_add(em_arena *a, em_tensor *t)
+{
+    if (!t || a->n == 32) {
+        a->failed = true;
+        if (t) em_release(t);
+        return NULL;
+    }
+    return a->t[a->n++] = t;
+}
+/* A new reference to a formula's result, or NULL if anything failed. */
+static inline em_tensor *em_arena_result(const em_arena *a, const em_tensor *r)
+{
+    return a->failed || !r ? NULL : em_retain((em_tensor *)r);
+}
+static inline em_status em_arena_end(em_arena *a)
+{
+    for (int i = 0; i < a->n; i++) em_release(a->t[i]);
+    a->n = 0;
+    return a->failed ? (em_error_code() ? em_error_code() : EM_ERR_RUNTIME) : EM_OK;
+}
+
+/* The shorthands of the formula files. */
+#define X(e) em_arena_add(&a, (e))
+#define G (go[0])
+/* gi[i] = expr when input i needs a gradient */
+#define GRAD(i, expr)                                                       \
+    do {                                                                    \
+        if (em_node_needs_grad(n, i)) gi[i] = em_arena_result(&a, (expr));  \
+    } while (0)
+#define DONE() return em_arena_end(&a)
+
+/* ---- helpers for formulas and the engine ---------------------------------- */
+em_meta *em_meta_of(em_tensor *t); /* creates it (and installs the hooks) */
+static inline em_meta *em_meta_get(const em_tensor *t) { return (em_meta *)t->autograd; }
+bool em_node_needs_grad(const em_node *n, int i);
+/* Saved input i / output k, checked against its version at save time;
+ * NULL with an error if it was modified in place or freed. Borrowed. */
+const em_tensor *em_node_input(const em_node *n, int i);
+const em_tensor *em_node_output(const em_node *n, int k);
+em_node *em_node_new(const char *name, em_backward_fn fn);
+void em_node_retain(em_node *n);
+void em_node_release(em_node *n);
+void em_node_release_saved(em_node *n);
+/* The node that receives gradients for t: its grad_fn or its leaf's
+ * AccumulateGrad (created on demand); NULL when t needs no grad. Strong. */
+em_node *em_gradient_edge(em_tensor *t, int *input_nr);
+/* Makes `out` the k-th output of node n (out's meta gets grad_fn = n). */
+em_status em_set_history(em_tensor *out, em_node *n, int k);
+void em_autograd_install(void);
+/* Does a geometry reach a storage element twice (stride 0, interleaving)? */
+bool em_geometry_overlaps(int ndim, const int64_t *sizes, const int64_t *strides);
+em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in);
+
+/* Sums g over broadcast dims down to `geom`'s shape and casts it to its dtype.
+ * Consumes g; returns a new reference. */
+em_tensor *em_grad_to_geometry(em_tensor *g, const em_geometry *geom);
+
+#endif

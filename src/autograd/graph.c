@@ -1,0 +1,300 @@
+/* A tensor's autograd metadata and the lifetime of graph nodes: creation,
+ * saved tensors and their version checks, edges to the inputs' nodes. */
+#include "autograd.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- nodes ------------------------------------------------------------- */
+em_node *em_node_new(const char *name, em_backward_fn fn)
+{
+    em_node *n = calloc(1, sizeof *n);
+    if (!n) return em_error(EM_ERR_MEMORY, "out of memory allocating a graph node");
+    n->refcount = 1;
+    n->apply = fn;
+    snprintf(n->name, sizeof n->name, "%s", name);
+    return n;
+}
+
+void em_node_retain(em_node *n) { __atomic_add_fetch(&n->refcount, 1, __ATOMIC_RELAXED); }
+
+static void free_hooks(em_hook *h)
+{
+    while (h) {
+        em_hook *next = h->next;
+        if (h->retain) h->retain->retains_grad = false;
+        free(h);
+        h = next;
+    }
+}
+
+void em_node_release_saved(em_node *n)
+{
+    for (int i = 0; i < EM_NODE_MAX_IN; i++) em_release(n->in[i].t), n->in[i].t = NULL;
+    for (int k = 0; k < EM_NODE_MAX_OUT; k++) em_release(n->out[k].t), n->out[k].t = NULL;
+    n->released = true;
+}
+
+void em_node_release(em_node *n)
+{
+    /* iterative, so that releasing a long chain does not recurse per node */
+    em_node *stack[256];
+    int top = 0;
+    stack[top++] = n;
+    while (top) {
+        em_node *m = stack[--top];
+        if (__atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) != 0) continue;
+        em_node_release_saved(m);
+        for (int k = 0; k < EM_NODE_MAX_OUT; k++) free_hooks(m->hooks[k]), em_release(m->buf[k]);
+        if (m->leaf) {
+            em_meta *lm = em_meta_get(m->leaf);
+            if (lm && lm->acc == m) lm->acc = NULL;
+            em_release(m->leaf);
+        }
+        for (int i = 0; i < m->nin; i++) {
+            em_node *next = m->next[i].node;
+            if (!next) continue;
+            if (top < 256)
+                stack[top++] = next;
+            else
+                em_node_release(next); /* rare: a node with very many pending inputs */
+        }
+        free(m);
+    }
+}
+
+bool em_node_needs_grad(const em_node *n, int i) { return i < n->nin && n->next[i].node != NULL; }
+
+static const em_tensor *saved(const em_node *n, const em_saved *s, const char *what)
+{
+    if (n->released || !s->t)
+        return em_error(EM_ERR_RUNTIME, "Trying to backward through the graph a second time (or directly access "
+                        "saved tensors after they have already been freed). Saved intermediate values of the graph "
+                        "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you "
+                        "need to backward through the graph a second time or if you need to access saved tensors "
+                        "after calling backward.");
+    uint64_t v = em_version(s->t);
+    if (v != s->version)
+        return em_error(EM_ERR_RUNTIME, "one of the variables needed for gradient computation has been modified by "
+                        "an inplace operation: [%s, %s %s %s] is at version %llu; expected version %llu instead.",
+                        n->name, what, em_dtypes[s->t->dtype].name, em_shape_str(s->t->ndim, s->t->sizes),
+                        (unsigned long long)v, (unsigned long long)s->version);
+    return s->t;
+}
+
+const em_tensor *em_node_input(const em_node *n, int i) { return saved(n, &n->in[i], "input"); }
+/* A saved output is an alias without history (the output holds this node:
+ * a reference back would be a cycle), so a formula reading it cannot be
+ * differentiated again yet: refused while recording (create_graph). */
+const em_tensor *em_node_output(const em_node *n, int k)
+{
+    if (em_grad_mode())
+        return em_error(EM_ERR_NOT_IMPLEMENTED, "double backward through %s (which saves its output) is not "
+                        "implemented yet", n->name);
+    return saved(n, &n->out[k], "output");
+}
+
+/* ---- metadata ----------------------------------------------------------- */
+static void free_meta(void *p)
+{
+    em_meta *m = p;
+    if (m->grad_fn) {
+        /* this tensor's retain_grad hook must not write into freed memory */
+        for (em_hook *h = m->grad_fn->hooks[m->output_nr]; h; h = h->next)
+            if (h->retain == m) h->retain = NULL, h->fn = NULL;
+        em_node_release(m->grad_fn);
+    }
+    em_release(m->grad);
+    free_hooks(m->hooks);
+    free(m);
+}
+
+em_status em_record_view(const em_tensor *base, em_tensor *view); /* record.c */
+static const em_autograd_hooks hooks = {.free_meta = free_meta, .record_view = em_record_view};
+extern em_status (*em_autograd_stage)(const em_call *c, em_kernel k);
+em_status em_autograd_run(const em_call *c, em_kernel k); /* record.c */
+
+void em_autograd_install(void)
+{
+    em_autograd_stage = em_autograd_run;
+    __atomic_store_n(&em_autograd, &hooks, __ATOMIC_RELEASE);
+}
+
+em_meta *em_meta_of(em_tensor *t)
+{
+    if (t->autograd) return t->autograd;
+    if (!em_autograd) em_autograd_install();
+    em_meta *m = calloc(1, sizeof *m);
+    if (!m) return em_error(EM_ERR_MEMORY, "out of memory allocating autograd metadata");
+    t->autograd = m;
+    return m;
+}
+
+em_status em_set_history(em_tensor *out, em_node *n, int k)
+{
+    em_meta *m = em_meta_of(out);
+    if (!m) return em_error_code();
+    em_node_retain(n);
+    if (m->grad_fn) em_node_release(m->grad_fn);
+    m->grad_fn = n;
+    m->output_nr = k;
+    m->requires_grad = true;
+    return EM_OK;
+}
+
+em_node *em_gradient_edge(em_tensor *t, int *input_nr)
+{
+    em_meta *m = em_meta_get(t);
+    *input_nr = 0;
+    if (!m) return NULL;
+    if (m->grad_fn) {
+        *input_nr = m->output_nr;
+        em_node_retain(m->grad_fn);
+        return m->grad_fn;
+    }
+    if (!m->requires_grad) return NULL;
+    if (m->acc) {
+        em_node_retain(m->acc);
+        return m->acc;
+    }
+    em_node *acc = em_node_new("AccumulateGrad", NULL);
+    if (!acc) return NULL;
+    acc->leaf = em_retain(t);
+    acc->nout = 1;
+    acc->out_geom[0].ndim = t->ndim;
+    acc->out_geom[0].dtype = t->dtype;
+    memcpy(acc->out_geom[0].sizes, t->sizes, sizeof t->sizes);
+    m->acc = acc; /* weak: the graph holds it */
+    return acc;
+}
+
+/* ---- the public tensor-level API --------------------------------------- */
+em_status em_set_requires_grad(em_tensor *t, bool requires_grad)
+{
+    em_meta *m = em_meta_get(t);
+    if (m && m->grad_fn) {
+        if (requires_grad) return EM_OK;
+        return em_fail(EM_ERR_RUNTIME, "you can only change requires_grad flags of leaf variables. If you want to "
+                       "use a computed variable in a subgraph that doesn't require differentiation use "
+                       "var_no_grad = var.detach().");
+    }
+    if (requires_grad && !em_dtype_is_float((em_dtype)t->dtype))
+        return em_fail(EM_ERR_RUNTIME, "only Tensors of floating point dtype can require gradients");
+    if (!requires_grad && !m) return EM_OK;
+    if (!(m = em_meta_of(t))) return em_error_code();
+    m->requires_grad = requires_grad;
+    return EM_OK;
+}
+
+bool em_requires_grad(const em_tensor *t)
+{
+    const em_meta *m = em_meta_get(t);
+    return m && (m->requires_grad || m->grad_fn);
+}
+
+bool em_is_leaf(const em_tensor *t)
+{
+    const em_meta *m = em_meta_get(t);
+    return !m || !m->grad_fn;
+}
+
+em_tensor *em_get_grad(const em_tensor *t)
+{
+    const em_meta *m = em_meta_get(t);
+    return m && m->grad ? em_retain(m->grad) : NULL;
+}
+
+em_status em_set_grad(em_tensor *t, const em_tensor *grad)
+{
+    if (grad && (grad->ndim != t->ndim || memcmp(grad->sizes, t->sizes, t->ndim * sizeof *t->sizes)))
+        return em_fail(EM_ERR_SHAPE, "assigned grad has data of a different size");
+    if (grad && grad->dtype != t->dtype) return em_fail(EM_ERR_DTYPE, "assigned grad has data of a different type");
+    if (!grad && !t->autograd) return EM_OK;
+    em_meta *m = em_meta_of(t);
+    if (!m) return em_error_code();
+    em_release(m->grad);
+    m->grad = grad ? em_retain((em_tensor *)grad) : NULL;
+    return EM_OK;
+}
+
+em_node *em_grad_fn(const em_tensor *t)
+{
+    const em_meta *m = em_meta_get(t);
+    return m ? m->grad_fn : NULL;
+}
+
+em_tensor *em_detach(const em_tensor *t)
+{
+    bool was = em_grad_mode();
+    em_set_grad_enabled(false); /* a plain alias: not recorded as a view */
+    em_tensor *r = em_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset);
+    em_set_grad_enabled(was);
+    return r;
+}
+
+static int next_hook_id;
+
+static em_hook **hook_list(em_tensor *t)
+{
+    em_meta *m = em_meta_get(t);
+    if (!m || (!m->requires_grad && !m->grad_fn)) {
+        em_error(EM_ERR_RUNTIME, "cannot register a hook on a tensor that doesn't require gradient");
+        return NULL;
+    }
+    return m->grad_fn ? &m->grad_fn->hooks[m->output_nr] : &m->hooks;
+}
+
+static em_hook *add_hook(em_hook **list)
+{
+    em_hook *h = calloc(1, sizeof *h), **end = list;
+    if (!h) return em_error(EM_ERR_MEMORY, "out of memory registering a hook");
+    h->id = __atomic_add_fetch(&next_hook_id, 1, __ATOMIC_RELAXED);
+    while (*end) end = &(*end)->next; /* hooks run in registration order */
+    *end = h;
+    return h;
+}
+
+int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx)
+{
+    em_hook **list = hook_list(t), *h;
+    if (!list || !(h = add_hook(list))) return -1;
+    h->fn = fn;
+    h->ctx = ctx;
+    return h->id;
+}
+
+em_status em_remove_hook(em_tensor *t, int handle)
+{
+    em_hook **list = hook_list(t);
+    if (!list) return em_error_code();
+    for (em_hook **p = list; *p; p = &(*p)->next)
+        if ((*p)->id == handle) {
+            em_hook *h = *p;
+            *p = h->next;
+            free(h);
+            return EM_OK;
+        }
+    return em_fail(EM_ERR_VALUE, "remove_hook: no hook with handle %d", handle);
+}
+
+em_status em_retain_grad(em_tensor *t)
+{
+    em_meta *m = em_meta_get(t);
+    if (!m || (!m->requires_grad && !m->grad_fn))
+        return em_fail(EM_ERR_RUNTIME, "can't retain_grad on Tensor that has requires_grad=False");
+    if (!m->grad_fn || m->retains_grad) return EM_OK;
+    em_hook *h = add_hook(&m->grad_fn->hooks[m->output_nr]);
+    if (!h) return em_error_code();
+    h->retain = m;
+    m->retains_grad = true;
+    return EM_OK;
+}
+
+const char *em_node_name(const em_node *n) { return n->name; }
+int em_node_num_next(const em_node *n) { return n->nin; }
+em_node *em_node_next(const em_node *n, int i, int *input_nr)
+{
+    if (i < 0 || i >= n->nin) return em_error(EM_ERR_INDEX, "next_functions: index %d out of range", i);
+    if (input_nr) *input_nr = n->next[i].input_nr;
+    return n->next[i].node;
+}
