@@ -26,6 +26,23 @@
 #include <stdint.h>
 #include <string.h>
 
+/* glibc's vector math library (libmvec, linked by -lm as needed): with
+ * these declarations (math.h's own under -ffast-math) GCC calls its vector
+ * variants in vectorized loops, the one matching each EM_SIMD clone's ISA
+ * (_ZGVb SSE for the default clone, _ZGVd AVX2, _ZGVe AVX-512). */
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(__clang__)
+#define EM_LIBMVEC(T, fn) T fn(T) __attribute__((simd("notinbranch")));
+#define EM_LIBMVEC_BOTH(fn) EM_LIBMVEC(float, fn##f) EM_LIBMVEC(double, fn)
+EM_LIBMVEC_BOTH(sin) EM_LIBMVEC_BOTH(cos) EM_LIBMVEC_BOTH(tan) EM_LIBMVEC_BOTH(asin) EM_LIBMVEC_BOTH(acos)
+EM_LIBMVEC_BOTH(atan) EM_LIBMVEC_BOTH(sinh) EM_LIBMVEC_BOTH(cosh) EM_LIBMVEC_BOTH(asinh)
+EM_LIBMVEC_BOTH(acosh) EM_LIBMVEC_BOTH(atanh) EM_LIBMVEC_BOTH(exp2) EM_LIBMVEC_BOTH(log2)
+EM_LIBMVEC_BOTH(log10) EM_LIBMVEC_BOTH(erfc)
+EM_LIBMVEC(double, tanh) EM_LIBMVEC(double, expm1) EM_LIBMVEC(double, log) EM_LIBMVEC(double, log1p)
+EM_LIBMVEC(double, erf)
+#undef EM_LIBMVEC_BOTH
+#undef EM_LIBMVEC
+#endif
+
 static inline uint32_t em_vf_bits(float x)
 {
     uint32_t u;
@@ -85,6 +102,7 @@ static inline float em_vexpm1f(float x)
     q = q * r + 4.99999940e-1f;
     float tr = r + r * r * q, s = em_vf_from_bits((uint32_t)(ni + 127) << 23);
     float near = s * tr + (s - 1.0f), far = em_vexpf(x);
+    near = x == 0.0f ? x : near; /* -0 stays -0 */
     return x > 80.0f ? far : near;
 }
 
@@ -124,6 +142,7 @@ static inline float em_vlog1pf(float x)
     float xc = x > FLT_MAX ? FLT_MAX : x;
     float u = 1.0f + xc, c = xc - (u - 1.0f);
     float r = em_vlogf(u) + c / (u == 0.0f ? 1.0f : u);
+    r = x == 0.0f ? x : r; /* -0 stays -0 */
     return r * (x == INFINITY ? INFINITY : 1.0f);
 }
 
@@ -156,35 +175,37 @@ static inline float em_vtanhf(float x)
     q = q * x2 - 5.37397154e-2f;
     q = q * x2 + 1.33314416e-1f;
     q = q * x2 - 3.33332807e-1f;
-    float small = x + x * x2 * q;
+    float small = __builtin_copysignf(x + x * x2 * q, x); /* (-0 stays -0) */
     float e = em_vexpf(-2.0f * a);
     float big = __builtin_copysignf((1.0f - e) / (1.0f + e), x);
     return a < 0.625f ? small : big;
 }
 
-/* erfc(w) for |w| < 0.5: 1 - w * P(w^2). */
-static inline float em_verfc_mid(float w)
+/* erf(w) = w * P(w^2) for |w| < 0.5. */
+static inline float em_verf_mid(float w)
 {
     float w2 = w * w, p = 4.71800240e-3f;
     p = p * w2 - 2.67571919e-2f;
     p = p * w2 + 1.12828232e-1f;
     p = p * w2 - 3.76126081e-1f;
     p = p * w2 + 1.12837911e+0f;
-    return 1.0f - w * p;
+    return w * p;
 }
+static inline float em_verfc_mid(float w) { return 1.0f - em_verf_mid(w); }
 
-/* erfc(|x|/sqrt2) * 2^24 for |x|/sqrt2 >= 0.5: exp(-x^2/2) * t * Q(t),
- * t = 1 / (1 + a/2), a = |x|/sqrt2. x^2 is split into an exact high part
- * (x's top 12 bits squared) and a low part, and taken from x rather than
- * the rounded a, so that the large exponent loses nothing; |x| is capped at
- * 16, where the result is 0 in float32 already. */
-static inline float em_verfc_tail_scaled(float x)
+/* erfc(a) * 2^24 for a = |x| * sqrt(sq_scale) >= 0.5 (gelu: sq_scale =
+ * 1/2, erf: 1): exp(-a^2) * t * Q(t), t = 1 / (1 + a/2). a^2 = sq_scale x^2
+ * is split into an exact high part (x's top 12 bits squared) and a low
+ * part, and taken from x rather than the rounded a, so that the large
+ * exponent loses nothing; |x| is capped at 16, where the result is 0 in
+ * float32 already. */
+static inline float em_verfc_tail_scaled(float x, float sq_scale, float half_a_per_x)
 {
     float ax = __builtin_fabsf(x);
     ax = ax > 16.0f ? 16.0f : ax;
     float xh = em_vf_from_bits(em_vf_bits(ax) & 0xfffff000u), xl = ax - xh;
-    float sq_hi = 0.5f * xh * xh, sq_lo = 0.5f * (xh + xh + xl) * xl;
-    float t = 1.0f / (1.0f + 0.353553391f * ax);
+    float sq_hi = sq_scale * xh * xh, sq_lo = sq_scale * (xh + xh + xl) * xl;
+    float t = 1.0f / (1.0f + half_a_per_x * ax);
     float q = -6.04468100e-2f;
     q = q * t + 2.93205649e-1f;
     q = q * t - 5.06996572e-1f;
@@ -197,13 +218,21 @@ static inline float em_verfc_tail_scaled(float x)
     return em_vexpf_scaled(-sq_hi, -sq_lo, 24) * (t * q);
 }
 
+/* erf(x) = x P(x^2) for |x| < 0.5, +-(1 - erfc(|x|)) beyond (libmvec's
+ * erff is 4 ulp near +-1, this 1 - erfc has no cancellation there). */
+static inline float em_verff(float x)
+{
+    float mid = em_verf_mid(x), tail = 1.0f - em_verfc_tail_scaled(x, 1.0f, 0.5f) * 0x1p-24f;
+    return __builtin_fabsf(x) < 0.5f ? mid : __builtin_copysignf(tail, x);
+}
+
 /* gelu(x) = x * Phi(x) = x/2 * erfc(w), w = -x/sqrt2: erfc keeps full
  * relative precision in the negative tail, where 1 + erf(x/sqrt2) would
  * cancel; for w <= -0.5, erfc(w) = 2 - erfc(-w). */
 static inline float em_vgeluf(float x)
 {
     float w = x * -0.707106781f;
-    float tail_s = em_verfc_tail_scaled(x);
+    float tail_s = em_verfc_tail_scaled(x, 0.5f, 0.353553391f);
     float far_neg = x * 0.5f * tail_s * 0x1p-24f, far_pos = x * (1.0f - 0.5f * 0x1p-24f * tail_s);
     return __builtin_fabsf(w) < 0.5f ? x * 0.5f * em_verfc_mid(w) : (w > 0.0f ? far_neg : far_pos);
 }
