@@ -7,18 +7,11 @@
  * c->i[0] = key, c->i[1] = offset, c->i[2] = wpe (words per element), set
  * by the op layer; op parameters follow in c->f[] and c->i[3..]. */
 #include "philox_block.h"
+#include "vmath.h" /* libmvec's sin, cos and log: the Box-Muller loop vectorizes */
 #include <omp.h>
 
-/* glibc's vector math library (libmvec, which -lm links as needed) lets the
- * Box-Muller loop vectorize: these declarations are the ones math.h makes
- * under -ffast-math. */
-#if defined(__x86_64__) && defined(__GLIBC__) && !defined(__clang__)
-float logf(float) __attribute__((simd("notinbranch")));
-float cosf(float) __attribute__((simd("notinbranch")));
-float sinf(float) __attribute__((simd("notinbranch")));
-double log(double) __attribute__((simd("notinbranch")));
-double cos(double) __attribute__((simd("notinbranch")));
-double sin(double) __attribute__((simd("notinbranch")));
+#ifdef EM_LIBMVEC
+EM_LIBMVEC(float, logf) /* only this file: the unary ops' float32 log is vmath.h's own */
 #endif
 
 #define BLOCK EM_PHILOX_BLOCK
