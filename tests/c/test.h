@@ -86,4 +86,13 @@ void trelease_n(em_tensor *const *ts, size_t n);
 #define RELEASE(...) trelease_n((em_tensor *const[]){__VA_ARGS__}, sizeof((em_tensor *const[]){__VA_ARGS__}) / sizeof(em_tensor *))
 #define NLIST(...) (int)(sizeof((const em_tensor *const[]){__VA_ARGS__}) / sizeof(em_tensor *))
 
+/* ---- autograd ------------------------------------------------------------ */
+typedef em_tensor *(*fn_t)(em_tensor *const *in, const void *ctx);
+/* Compares the analytic gradients of f at `in` (float64 leaves that require
+ * grad) with central differences of sum(f(in) * w) for a random w; prints
+ * the first mismatch. */
+bool gradcheck(const char *name, fn_t f, int nin, em_tensor *const *in, const void *ctx);
+/* A float64 leaf requiring grad with values in [lo, hi). */
+em_tensor *leaf(int ndim, const int64_t *sizes, double lo, double hi);
+
 #endif
