@@ -1,9 +1,11 @@
 /* Backward formulas of the shape family (data movement: joins, reordering,
- * repeating, triangles, diagonals, diff), written with Ember ops (DESIGN
- * principle 4). The params they read are the ones the op layer puts in the
- * call's i[] (src/ops/shape*.c); list lengths and repeats come back from
- * the node's input and output geometries. */
+ * repeating, triangles, diagonals, diff) and of the index and mask ops,
+ * written with Ember ops (DESIGN principle 4). The params they read are the
+ * ones the op layer puts in the call's i[] and f[] (src/ops/shape*.c,
+ * index.c, scatter.c, mask.c); list lengths and repeats come back from the
+ * node's input and output geometries. */
 #include "autograd.h"
+#include "../ops/index_plan.h"
 #include "ember/ember.h"
 
 #define P(k) (n->call.i[k])
@@ -200,5 +202,157 @@ EM_BACKWARD(diff, 0)
         at += len;
     }
     if (!g) a.failed = true;
+    DONE();
+}
+
+/* ---- index ops (Note [Recorded index calls] in src/ops/index_plan.h) --------------
+ * in[0] is the loop's private view (no history); in[1] = self, in[2] = the
+ * index, in[3] = src / source / value; the result's gradient is the last
+ * output's. */
+#define R (go[n->nout - 1])
+#define INDEX(v)                                       \
+    const em_tensor *v = em_node_input(n, 2);          \
+    if (!v) return em_error_code()
+#define ZEROS_OF(i) X(em_zeros(IN_NDIM(i), IN_SIZES(i), (em_dtype)R->dtype))
+
+/* gather(g, dim, index) grown with zeros to src's shape (the part of src
+ * that a scatter reads is index's shape, at src's corner) */
+static em_tensor *gathered_for_src(em_arena *ap, const em_node *n, em_tensor *const *go, const em_tensor *index)
+{
+#define A(e) em_arena_add(ap, (e))
+    em_tensor *g = A(em_gather(R, (int)P(0), index));
+    for (int d = 0; d < IN_NDIM(3) && g; d++) {
+        int64_t missing = IN_SIZES(3)[d] - g->sizes[d], shape[EM_MAX_DIMS];
+        if (missing <= 0) continue;
+        memcpy(shape, g->sizes, g->ndim * sizeof *shape);
+        shape[d] = missing;
+        em_tensor *z = A(em_zeros(g->ndim, shape, (em_dtype)g->dtype));
+        g = z ? A(em_cat(2, (const em_tensor *[]){g, z}, d)) : NULL;
+    }
+    return g;
+#undef A
+}
+
+EM_BACKWARD(gather, EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INDEX(index);
+    GRAD(1, X(em_scatter_add(ZEROS_OF(1), (int)P(0), index, R)));
+    DONE();
+}
+
+EM_BACKWARD(index_select, EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INDEX(index);
+    GRAD(1, X(em_index_add(ZEROS_OF(1), (int)P(0), index, R, 1)));
+    DONE();
+}
+
+EM_BACKWARD(take, EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INDEX(index);
+    GRAD(1, X(em_put(ZEROS_OF(1), index, R, true)));
+    DONE();
+}
+
+/* put (i[0]: accumulate): overwritten elements get no gradient */
+EM_BACKWARD(put, EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INDEX(index);
+    if (P(0)) GRAD(1, R);
+    else GRAD(1, X(em_put(R, index, X(em_zeros(index->ndim, index->sizes, (em_dtype)R->dtype)), false)));
+    GRAD(3, X(em_reshape(X(em_take(R, index)), IN_NDIM(3), IN_SIZES(3))));
+    DONE();
+}
+
+/* the scatter family: i[0] = dim, i[1] = 2 * mode + include_self */
+static em_status scatter_backward(const em_node *n, em_tensor *const *go, em_tensor **gi, em_index_mode want)
+{
+    em_index_mode mode = (em_index_mode)(P(1) >> 1);
+    bool include_self = P(1) & 1;
+    if (mode != want)
+        return em_fail(EM_ERR_NOT_IMPLEMENTED, "the derivative for '%s' with this reduction is not implemented",
+                       em_ops[n->call.op].name);
+    em_arena a = {0};
+    INDEX(index);
+    /* assigned elements, and summed ones without include_self, drop self's value */
+    if (mode == EM_INDEX_ASSIGN || !include_self) GRAD(1, X(em_scatter_value(R, (int)P(0), index, 0, NULL)));
+    else GRAD(1, R);
+    GRAD(3, gathered_for_src(&a, n, go, index));
+    DONE();
+}
+EM_BACKWARD(scatter, EM_SAVE_IN(2)) { return scatter_backward(n, go, gi, EM_INDEX_ASSIGN); }
+EM_BACKWARD(scatter_add, EM_SAVE_IN(2)) { return scatter_backward(n, go, gi, EM_INDEX_SUM); }
+EM_BACKWARD(scatter_reduce, EM_SAVE_IN(2)) { return scatter_backward(n, go, gi, EM_INDEX_SUM); }
+
+/* index_add: i[0] = dim, f[0] = alpha */
+EM_BACKWARD(index_add, EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INDEX(index);
+    GRAD(1, R);
+    em_tensor *rows = X(em_index_select(R, (int)P(0), index));
+    GRAD(3, n->call.f[0] == 1 ? rows : X(em_mul(rows, X(em_scalar_float(n->call.f[0])))));
+    DONE();
+}
+
+/* index_copy, index_fill: the written rows drop self's value */
+EM_BACKWARD(index_copy, EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INDEX(index);
+    GRAD(1, X(em_index_fill(R, (int)P(0), index, 0)));
+    GRAD(3, X(em_index_select(R, (int)P(0), index)));
+    DONE();
+}
+EM_BACKWARD(index_fill, EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INDEX(index);
+    GRAD(1, X(em_index_fill(R, (int)P(0), index, 0)));
+    GRAD(3, X(em_sum(X(em_index_select(R, (int)P(0), index)), 0, NULL, false, EM_DTYPE_NONE)));
+    DONE();
+}
+
+/* ---- mask ops (Note [Recorded in-place mask ops] in src/ops/mask.c) ------------------
+ * masked_fill: in = {mask, value (0-d), self}; masked_scatter: in = {mask
+ * (expanded), source (contiguous), self}; masked_select: in = {self
+ * (expanded), mask (expanded)}. */
+EM_BACKWARD(masked_fill, EM_SAVE_IN(0))
+{
+    em_arena a = {0};
+    const em_tensor *mask = em_node_input(n, 0);
+    if (!mask) return em_error_code();
+    GRAD(2, X(em_masked_fill(G, mask, 0)));
+    GRAD(1, X(em_sum(X(em_mul(G, mask)), 0, NULL, false, EM_DTYPE_NONE)));
+    DONE();
+}
+
+/* source's first count(mask) elements were written, in order */
+EM_BACKWARD(masked_scatter, EM_SAVE_IN(0))
+{
+    em_arena a = {0};
+    const em_tensor *mask = em_node_input(n, 0);
+    if (!mask) return em_error_code();
+    GRAD(2, X(em_masked_fill(G, mask, 0)));
+    if (em_node_needs_grad(n, 1)) {
+        em_tensor *used = X(em_masked_select(G, mask));
+        int64_t total = em_shape_numel(IN_NDIM(1), IN_SIZES(1)), rest = used ? total - em_numel(used) : 0;
+        em_tensor *z = X(em_zeros(1, &rest, (em_dtype)G->dtype));
+        em_tensor *flat = used && z ? X(em_cat(2, (const em_tensor *[]){used, z}, 0)) : NULL;
+        GRAD(1, flat ? X(em_reshape(flat, IN_NDIM(1), IN_SIZES(1))) : NULL);
+    }
+    DONE();
+}
+
+EM_BACKWARD(masked_select, EM_SAVE_IN(1))
+{
+    em_arena a = {0};
+    const em_tensor *mask = em_node_input(n, 1);
+    if (!mask) return em_error_code();
+    GRAD(0, X(em_masked_scatter(ZEROS_OF(0), mask, G)));
     DONE();
 }

@@ -137,3 +137,102 @@ TEST(gradcheck_joins)
     for (int k = 0; k < 8; k++) em_release(in[k]);
     em_release(e);
 }
+
+/* ---- index ops ---------------------------------------------------------------------- */
+/* int64 indices, with duplicates */
+static em_tensor *ids(int ndim, const int64_t *sizes, const double *v)
+{
+    em_tensor *t = tt(EM_F64, ndim, sizes, v), *r = em_to_dtype(t, EM_I64);
+    em_release(t);
+    return r;
+}
+typedef struct index_ctx {
+    em_tensor *i2;   /* (2, 3) along dim 0 of a (3, 4) self, duplicates */
+    em_tensor *vec;  /* (4,) vector with a duplicate */
+    em_tensor *flat; /* (2, 2) flat positions, duplicates, a negative */
+    em_tensor *mask; /* (3, 4) bool */
+    em_tensor *i2u;  /* as i2, no duplicates within a column (scatter's assignment) */
+} index_ctx;
+#define CTX ((const index_ctx *)ctx)
+/* self = in[0] (4, 3) transposed: (3, 4), non-contiguous */
+#define ON_SELF(name, expr)                                              \
+    static em_tensor *name(em_tensor *const *in, const void *ctx)        \
+    {                                                                    \
+        em_tensor *self = em_t(in[0]), *r = self ? (expr) : NULL;        \
+        em_release(self);                                                \
+        return r;                                                        \
+    }
+ON_SELF(f_gather, em_gather(self, -2, CTX->i2))
+ON_SELF(f_index_select, em_index_select(self, -1, CTX->vec))
+ON_SELF(f_take, em_take(self, CTX->flat))
+ON_SELF(f_put_acc, em_put(self, CTX->flat, in[1], true))
+ON_SELF(f_scatter, em_scatter(self, 0, CTX->i2u, in[2], NULL))
+ON_SELF(f_scatter_add, em_scatter_add(self, 0, CTX->i2, in[2]))
+ON_SELF(f_scatter_sum, em_scatter_reduce(self, 0, CTX->i2, in[2], "sum", false))
+ON_SELF(f_index_add, em_index_add(self, 1, CTX->vec, in[3], 0.5))
+ON_SELF(f_masked_fill, em_masked_fill(self, CTX->mask, 2.5))
+ON_SELF(f_masked_select, em_masked_select(self, CTX->mask))
+ON_SELF(f_masked_scatter, em_masked_scatter(self, CTX->mask, in[2]))
+/* put without accumulate: distinct positions (duplicates are undefined) */
+static em_tensor *f_put(em_tensor *const *in, const void *ctx)
+{
+    em_tensor *self = em_t(in[0]), *pos = ids(SHAPE(2), (const double[]){5, -1});
+    em_tensor *src = em_narrow(in[1], 0, 1, 2), *r = self && pos && src ? em_put(self, pos, src, false) : NULL;
+    RELEASE(self, pos, src);
+    return r;
+}
+/* index_copy and index_fill: distinct rows */
+static em_tensor *f_index_copy(em_tensor *const *in, const void *ctx)
+{
+    em_tensor *self = em_t(in[0]), *pos = ids(SHAPE(2), (const double[]){2, 0});
+    em_tensor *src = em_narrow(in[3], 1, 0, 2), *r = self && pos && src ? em_index_copy(self, 1, pos, src) : NULL;
+    RELEASE(self, pos, src);
+    return r;
+}
+static em_tensor *f_index_fill(em_tensor *const *in, const void *ctx)
+{
+    em_tensor *self = em_t(in[0]), *r = self ? em_index_fill(self, 0, CTX->vec, 1.5) : NULL;
+    em_release(self);
+    return r;
+}
+/* masked_fill with a 0-d tensor value that requires grad, in place on a non-leaf */
+static em_tensor *f_masked_fill_value_(em_tensor *const *in, const void *ctx)
+{
+    em_tensor *y = em_mul(in[0], in[0]), *v = em_select(in[1], 0, 0);
+    em_tensor *yt = em_t(y), *c = yt ? em_clone(yt) : NULL;
+    em_status st = c && v ? em_masked_fill_tensor_(c, CTX->mask, v) : EM_ERR_RUNTIME;
+    RELEASE(y, v, yt);
+    if (st) em_release(c), c = NULL;
+    return c;
+}
+
+TEST(gradcheck_index_ops)
+{
+    index_ctx ctx = {
+        ids(SHAPE(2, 3), (const double[]){2, 0, 2, 2, 1, 0}),
+        ids(SHAPE(4), (const double[]){1, 2, 2, 0}),
+        ids(SHAPE(2, 2), (const double[]){0, 11, 0, -2}),
+        NULL,
+        ids(SHAPE(2, 3), (const double[]){2, 0, 1, 0, 1, 2}),
+    };
+    em_tensor *mf = tt(EM_F64, SHAPE(3, 4), (const double[]){1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1});
+    ctx.mask = em_to_dtype(mf, EM_BOOL);
+    /* in[0]: self (its transpose), in[1]: 4 values, in[2]: src (3, 4), in[3]: source rows (3, 4) */
+    em_tensor *in[] = {leaf(SHAPE(4, 3), -1, 1), leaf(SHAPE(4), -1, 1), leaf(SHAPE(3, 4), -1, 1), leaf(SHAPE(3, 4), -1, 1)};
+    struct { const char *name; fn_t f; em_op op; } cases[] = {
+        {"gather", f_gather, EM_OP_gather},                 {"index_select", f_index_select, EM_OP_index_select},
+        {"take", f_take, EM_OP_take},                       {"put accumulate", f_put_acc, EM_OP_put},
+        {"put", f_put, EM_OP_put},                          {"scatter", f_scatter, EM_OP_scatter},
+        {"scatter_add", f_scatter_add, EM_OP_scatter_add},  {"scatter_reduce sum", f_scatter_sum, EM_OP_scatter_reduce},
+        {"index_add", f_index_add, EM_OP_index_add},        {"index_copy", f_index_copy, EM_OP_index_copy},
+        {"index_fill", f_index_fill, EM_OP_index_fill},     {"masked_fill", f_masked_fill, EM_OP_masked_fill},
+        {"masked_fill_ value", f_masked_fill_value_, EM_OP_masked_fill},
+        {"masked_select", f_masked_select, EM_OP_masked_select},
+        {"masked_scatter", f_masked_scatter, EM_OP_masked_scatter},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        CHECK_MSG(gradcheck(cases[k].name, cases[k].f, 4, in, &ctx), "%s", cases[k].name);
+        COVER(cases[k].op);
+    }
+    RELEASE(in[0], in[1], in[2], in[3], ctx.i2, ctx.vec, ctx.flat, ctx.mask, ctx.i2u, mf);
+}
