@@ -236,3 +236,75 @@ TEST(gradcheck_index_ops)
     }
     RELEASE(in[0], in[1], in[2], in[3], ctx.i2, ctx.vec, ctx.flat, ctx.mask, ctx.i2u, mf);
 }
+
+/* ---- second derivatives ---------------------------------------------------------------- */
+/* The first gradient of sum(op(x)^2), made with create_graph: a function of
+ * x that gradcheck differentiates again (its formulas recorded). */
+typedef struct second_case {
+    const char *name;
+    fn_t op;
+    const void *ctx;
+} second_case;
+
+static em_tensor *first_gradient(em_tensor *const *in, const void *ctx)
+{
+    const second_case *c = ctx;
+    bool grad = em_is_grad_enabled();
+    em_set_grad_enabled(true); /* gradcheck evaluates with grad off */
+    em_tensor *y = c->op(in, c->ctx), *y2 = y ? em_mul(y, y) : NULL;
+    em_tensor *s = y2 ? em_sum(y2, 0, NULL, false, EM_DTYPE_NONE) : NULL, *g = NULL;
+    if (s && em_autograd_grad(1, &s, NULL, 1, in, true, true, false, &g)) g = NULL;
+    em_set_grad_enabled(grad);
+    RELEASE(y, y2, s);
+    return g;
+}
+
+static em_tensor *f_roll_leaf(em_tensor *const *in, const void *c)
+{
+    return em_roll(in[0], 2, (const int64_t[]){1, -2}, 2, (const int[]){0, -1});
+}
+static em_tensor *f_flip_leaf(em_tensor *const *in, const void *c) { return em_flip(in[0], 1, (const int[]){-1}); }
+static em_tensor *f_gather_leaf(em_tensor *const *in, const void *ctx) { return em_gather(in[0], 0, CTX->i2); }
+static em_tensor *f_select_leaf(em_tensor *const *in, const void *ctx) { return em_index_select(in[0], 1, CTX->vec); }
+static em_tensor *f_take_leaf(em_tensor *const *in, const void *ctx) { return em_take(in[0], CTX->flat); }
+static em_tensor *f_mfill_leaf(em_tensor *const *in, const void *ctx) { return em_masked_fill(in[0], CTX->mask, 1); }
+static em_tensor *f_tril_leaf(em_tensor *const *in, const void *ctx) { return em_tril(in[0], 0); }
+
+TEST(create_graph_second_derivatives)
+{
+    index_ctx ctx = {
+        ids(SHAPE(2, 4), (const double[]){2, 0, 2, 2, 1, 0, 1, 1}),
+        ids(SHAPE(3), (const double[]){1, 3, 1}),
+        ids(SHAPE(3), (const double[]){0, 11, 0}),
+        NULL,
+        NULL,
+    };
+    em_tensor *mf = tt(EM_F64, SHAPE(3, 4), (const double[]){1, 0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1});
+    ctx.mask = em_to_dtype(mf, EM_BOOL);
+    em_tensor *x = leaf(SHAPE(3, 4), -1, 1);
+    const second_case cases[] = {
+        {"roll", f_roll_leaf, NULL},          {"flip", f_flip_leaf, NULL},     {"gather", f_gather_leaf, &ctx},
+        {"index_select", f_select_leaf, &ctx}, {"take", f_take_leaf, &ctx},    {"masked_fill", f_mfill_leaf, &ctx},
+        {"tril", f_tril_leaf, NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        CHECK_MSG(gradcheck(cases[k].name, first_gradient, 1, &x, &cases[k]), "second derivative of %s", cases[k].name);
+    RELEASE(x, ctx.i2, ctx.vec, ctx.flat, ctx.mask, mf);
+}
+
+/* ---- ops still without a formula: refused when recorded, never silently cut ------------- */
+TEST(shape_index_sort_ops_without_formula_refuse)
+{
+    em_tensor *x = leaf(SHAPE(3, 4), -1, 1), *v = leaf(SHAPE(3), -1, 1), *vi = NULL, *ix = NULL, *grid[2] = {0};
+    em_tensor *i = ids(SHAPE(2), (const double[]){2, 0}), *vals = leaf(SHAPE(2, 4), -1, 1);
+    const em_tensor *idx[] = {i}, *vv[] = {v, v};
+    CHECK_ERR(em_index(x, 1, idx), EM_ERR_NOT_IMPLEMENTED);
+    CHECK_ERR(em_index_put(x, 1, idx, vals, true), EM_ERR_NOT_IMPLEMENTED);
+    CHECK(em_sort(x, -1, false, true, &vi, &ix) == EM_ERR_NOT_IMPLEMENTED);
+    CHECK(em_topk(x, 2, 1, true, true, &vi, &ix) == EM_ERR_NOT_IMPLEMENTED);
+    CHECK(em_kthvalue(x, 2, 0, false, &vi, &ix) == EM_ERR_NOT_IMPLEMENTED);
+    CHECK(em_meshgrid(2, vv, "ij", grid) == EM_ERR_NOT_IMPLEMENTED && !grid[0] && !grid[1]);
+    CHECK_ERR(em_cartesian_prod(2, vv), EM_ERR_NOT_IMPLEMENTED);
+    CHECK_ERR(em_repeat_interleave(v, 2, 0, -1), EM_ERR_NOT_IMPLEMENTED);
+    RELEASE(x, v, i, vals);
+}
