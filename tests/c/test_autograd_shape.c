@@ -1,5 +1,5 @@
 /* Autograd of the shape, index and sort families: float64 gradchecks of
- * every op with a formula (src/autograd/formulas_shape.c, formulas_index.c),
+ * every op with a formula (src/autograd/formulas_shape.c),
  * on non-contiguous inputs, negative dims and duplicate indices, a few
  * second derivatives, and the ops that still refuse to record. */
 #include "test.h"
