@@ -48,7 +48,26 @@ em_status em_index_run(em_op op, em_tensor *dst, const em_tensor *src, const em_
     c.out[0] = dst;
     c.in[0] = src;
     c.operand_dtypes[0] = c.operand_dtypes[1] = dst->dtype;
+    /* Note [Recorded index calls] */
+    for (int k = 0; k < p->noperands; k++) {
+        c.in[1 + k] = p->operands[k];
+        c.operand_dtypes[c.nout + 1 + k] = p->operands[k] ? p->operands[k]->dtype : 0;
+    }
+    c.nin += p->noperands;
+    if (p->result && p->result != dst) c.out[c.nout++] = p->result;
+    c.i[0] = p->iparams[0];
+    c.i[1] = p->iparams[1];
+    c.f[0] = p->fparam;
     return em_dispatch(&c);
+}
+
+em_tensor *em_index_view(const em_tensor *t, int nd, const int64_t *sizes, const int64_t *strides, int64_t offset)
+{
+    bool grad = em_grad_mode();
+    em_set_grad_enabled(false);
+    em_tensor *v = em_tensor_view(t, nd, sizes, strides, offset);
+    em_set_grad_enabled(grad);
+    return v;
 }
 
 /* ---- views and checks ------------------------------------------------- */
@@ -58,14 +77,14 @@ em_tensor *em_index_restride(const em_tensor *t, int nd, const int64_t *sizes, i
 {
     int64_t strides[EM_MAX_DIMS];
     for (int d = 0; d < nd; d++) strides[d] = t->ndim && d != zero_dim ? t->strides[d] : 0;
-    return em_tensor_view(t, nd, sizes, strides, t->offset);
+    return em_index_view(t, nd, sizes, strides, t->offset);
 }
 
 em_tensor *em_index_along(const em_tensor *index, int nd, const int64_t *sizes, int dim)
 {
     int64_t strides[EM_MAX_DIMS] = {0};
     if (index->ndim) strides[dim] = index->strides[0];
-    return em_tensor_view(index, nd, sizes, strides, index->offset);
+    return em_index_view(index, nd, sizes, strides, index->offset);
 }
 
 em_status em_index_same_device(const em_tensor *self, int n, const em_tensor *const *ts, const char *op)
@@ -172,7 +191,10 @@ static em_tensor *index_select(const em_tensor *self, int dim, const em_tensor *
         src = em_index_restride(self, nd, shape, d);
         if (out && src && !em_index_plan_add(&p, em_index_along(idx, nd, shape, d), idx, bound,
                                              self->ndim ? self->strides[d] : 0, d)) {
-            em_tensor *dst = self->ndim ? em_retain(out) : em_tensor_view(out, nd, shape, (const int64_t[]){1}, 0);
+            em_tensor *dst = self->ndim ? em_retain(out) : em_index_view(out, nd, shape, (const int64_t[]){1}, 0);
+            p.result = out;
+            p.operands[0] = self, p.operands[1] = idx, p.noperands = 2;
+            p.iparams[0] = d;
             if (!dst || em_index_run(EM_OP_index_select, dst, src, &p)) em_release(out), out = NULL;
             em_release(dst);
         } else {
@@ -223,13 +245,18 @@ static em_tensor *take(const em_tensor *self, const em_tensor *index, const char
     if (check_long_index(index, op)) return NULL;
     int64_t numel = em_numel(self);
     if (numel == 0 && em_numel(index) > 0) return em_error(EM_ERR_INDEX, "%s: tried to take from an empty tensor", op);
+    bool grad = em_grad_mode(); /* the loop's view of self: no history (Note [Recorded index calls]) */
+    em_set_grad_enabled(false);
     em_tensor *flat = em_contiguous(self);
+    em_set_grad_enabled(grad);
     em_tensor *out = em_tensor_new(index->ndim, index->sizes, (em_dtype)self->dtype, self->storage->device);
     const int64_t zeros[EM_MAX_DIMS] = {0}; /* every element starts at flat[0]; the index moves it */
-    em_tensor *src = flat ? em_tensor_view(flat, index->ndim, index->sizes, zeros, flat->offset) : NULL;
+    em_tensor *src = flat ? em_index_view(flat, index->ndim, index->sizes, zeros, flat->offset) : NULL;
     em_index_plan p;
     em_status st = out && src ? flat_plan(&p, index, numel) : em_error_code();
     if (!st) {
+        p.result = out;
+        p.operands[0] = self, p.operands[1] = index, p.noperands = 2;
         st = em_index_run(EM_OP_take, out, src, &p);
         em_index_plan_clear(&p);
     }
@@ -250,11 +277,17 @@ em_status em_take_out(em_tensor *out, const em_tensor *self, const em_tensor *in
 static em_status put_contiguous(em_tensor *self, const em_tensor *index, const em_tensor *source, bool accumulate)
 {
     int64_t n = em_numel(index);
+    bool grad = em_grad_mode(); /* the loop's views: no history (Note [Recorded index calls]) */
+    em_set_grad_enabled(false);
     em_tensor *idx = em_reshape(index, 1, &n), *src = em_reshape(source, 1, &n);
-    em_tensor *dst = em_tensor_view(self, 1, &n, (const int64_t[]){0}, self->offset);
+    em_set_grad_enabled(grad);
+    em_tensor *dst = em_index_view(self, 1, &n, (const int64_t[]){0}, self->offset);
     em_index_plan p;
     em_status st = idx && src && dst ? flat_plan(&p, idx, em_numel(self)) : em_error_code();
     if (!st) {
+        p.result = self;
+        p.operands[0] = self, p.operands[1] = index, p.operands[2] = source, p.noperands = 3;
+        p.iparams[0] = accumulate;
         p.scatter = true;
         p.mode = accumulate ? EM_INDEX_SUM : EM_INDEX_ASSIGN;
         st = em_index_run(EM_OP_put, dst, src, &p);

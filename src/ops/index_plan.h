@@ -60,7 +60,25 @@ typedef struct em_index_plan {
     em_status code;     /* error code for an out-of-range index */
     em_index_msg msg;
     const char *prefix; /* EM_INDEX_MSG_BOUNDS: e.g. "index_copy_(): " */
+    /* Note [Recorded index calls]: what autograd records */
+    em_tensor *result;                        /* the op's result (self when in place) */
+    const em_tensor *operands[EM_CALL_MAX_IN - 1]; /* self, index, src...: c->in[1..] */
+    int noperands;
+    int64_t iparams[2]; /* c->i[0..1]: the dim, a flag */
+    double fparam;      /* c->f[0]: alpha */
 } em_index_plan;
+
+/* Note [Recorded index calls]
+ * The indexed loop's operands are restrided views (Note [Indexed loop]),
+ * which are not the op's result and operands: a node made of them would put
+ * the history on a view the user never sees. So those views are made with
+ * grad mode off (em_index_view: no history), and em_index_run passes the op
+ * itself to the recorder: c->in[1..] = plan->operands (the kernel ignores
+ * them), c->out[1] = plan->result unless it is dst itself (the formula's
+ * gradient is go[nout - 1]), c->i / c->f = the params. An op that makes its
+ * loop's views this way must set them, so a differentiable operand is never
+ * hidden from the recorder. */
+em_tensor *em_index_view(const em_tensor *t, int nd, const int64_t *sizes, const int64_t *strides, int64_t offset);
 
 /* An empty plan: assign, include_self, alpha 1, RuntimeError-style bounds messages. */
 void em_index_plan_init(em_index_plan *p);

@@ -13,6 +13,20 @@ static em_status check_mask(const em_tensor *mask, const char *op)
     return EM_OK;
 }
 
+/* Note [Recorded in-place mask ops]
+ * masked_fill_ and masked_scatter_ write self in place but do not read it,
+ * so self is no kernel input; when autograd may record the call (grad mode
+ * on, self with autograd state), self is also passed as c->in[2], which the
+ * kernels ignore beyond the loop, so that the node links to self's history
+ * (the gradient passes where the mask is false). */
+static void add_self_for_autograd(em_call *c, em_tensor *self)
+{
+    if (!em_grad_mode() || !self->autograd) return;
+    c->in[2] = self;
+    c->operand_dtypes[c->nout + 2] = self->dtype;
+    c->nin = 3;
+}
+
 /* Checks an in-place masked op: mask must broadcast to self's own shape. */
 static em_status check_inplace(const em_tensor *self, const em_tensor *mask, const char *op)
 {
@@ -53,6 +67,7 @@ em_status em_masked_fill_tensor_(em_tensor *self, const em_tensor *mask, const e
     c.in[1] = v;
     c.operand_dtypes[0] = c.operand_dtypes[2] = self->dtype;
     c.operand_dtypes[1] = EM_BOOL;
+    add_self_for_autograd(&c, self);
     em_status st = em_dispatch(&c);
     em_release(v);
     return st;
@@ -99,6 +114,7 @@ em_status em_masked_scatter_(em_tensor *self, const em_tensor *mask, const em_te
         c.in[1] = src;
         c.operand_dtypes[0] = c.operand_dtypes[2] = self->dtype;
         c.operand_dtypes[1] = mask->dtype;
+        add_self_for_autograd(&c, self);
         st = em_dispatch(&c);
     }
     em_release(m), em_release(src);

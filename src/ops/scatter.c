@@ -9,7 +9,7 @@ static int nonempty_dim(const em_tensor *t) { return t->ndim ? t->ndim : 1; }
 /* t, or a (1,) view of a 0-d t (new reference). */
 static em_tensor *nonempty_view(const em_tensor *t)
 {
-    return t->ndim ? em_retain((em_tensor *)t) : em_tensor_view(t, 1, (const int64_t[]){1}, (const int64_t[]){1}, t->offset);
+    return t->ndim ? em_retain((em_tensor *)t) : em_index_view(t, 1, (const int64_t[]){1}, (const int64_t[]){1}, t->offset);
 }
 
 /* ---- gather ----------------------------------------------------------- */
@@ -40,6 +40,9 @@ static em_tensor *gather(const em_tensor *self, int dim, const em_tensor *index,
     em_status st = src ? em_index_plan_add(&p, em_retain((em_tensor *)index), index, em_index_size_at(self, d),
                                            self->ndim ? self->strides[d] : 0, d)
                        : em_error_code();
+    p.result = out;
+    p.operands[0] = self, p.operands[1] = index, p.noperands = 2;
+    p.iparams[0] = d;
     if (!st) st = em_index_run(EM_OP_gather, out, src, &p);
     em_index_plan_clear(&p);
     em_release(src);
@@ -150,6 +153,10 @@ static em_status scatter_run(em_tensor *target, int d, const em_tensor *index, c
     p.include_self = k->include_self;
     p.count = count;
     p.base = target;
+    p.result = target;
+    p.operands[0] = target, p.operands[1] = index, p.operands[2] = src, p.noperands = 3;
+    p.iparams[0] = d;
+    p.iparams[1] = 2 * k->mode + k->include_self; /* what the formula reads back */
     em_status st = dst && srcv && (count || k->mode != EM_INDEX_MEAN)
                        ? em_index_plan_add(&p, em_retain((em_tensor *)index), index, em_index_size_at(target, d),
                                            target->ndim ? target->strides[d] : 0, d)
@@ -302,8 +309,11 @@ em_status em_scatter_reduce_out(em_tensor *out, const em_tensor *self, int dim, 
 /* Writes src (a view at S = self's shape with n at dim d) into self along d
  * at the positions of the int64 vector idx. */
 static em_status index_scatter(em_tensor *self, int d, const em_tensor *idx, const em_tensor *src,
-                               em_index_plan *p, em_op op)
+                               const em_tensor *source, em_index_plan *p, em_op op)
 {
+    p->result = self;
+    p->operands[0] = self, p->operands[1] = idx, p->operands[2] = source, p->noperands = 3;
+    p->iparams[0] = d;
     em_tensor *s = nonempty_view(self);
     em_tensor *dst = s ? em_index_restride(s, s->ndim, src->sizes, d) : NULL;
     em_status st = dst ? em_index_plan_add(p, em_index_along(idx, s->ndim, src->sizes, d), idx, s->sizes[d],
@@ -359,6 +369,8 @@ em_status em_index_add_(em_tensor *self, int dim, const em_tensor *index, const 
         shape[0] = n;
         for (int i = 0, j = 1; i < nd; i++)
             if (i != d) shape[j++] = em_index_size_at(self, i);
+        bool grad = em_grad_mode(); /* the loop's view of source: no history (Note [Recorded index calls]) */
+        em_set_grad_enabled(false);
         moved = em_movedim(s, 1, order, front); /* (n, rest...): rest lines up with self's last dims */
         while (moved && moved->ndim < nd) {
             em_tensor *u = em_unsqueeze(moved, 1);
@@ -367,6 +379,7 @@ em_status em_index_add_(em_tensor *self, int dim, const em_tensor *index, const 
         }
         wide = moved ? em_expand(moved, nd, shape) : NULL;
         src = wide ? em_movedim(wide, 1, front, order) : NULL;
+        em_set_grad_enabled(grad);
         if (!src) st = em_error_code();
     }
     if (!st) {
@@ -378,7 +391,8 @@ em_status em_index_add_(em_tensor *self, int dim, const em_tensor *index, const 
         p.mode = EM_INDEX_SUM;
         p.alpha = alpha;
         p.alpha_int = alpha != alpha ? 0 : alpha >= 0x1p63 ? INT64_MAX : alpha <= -0x1p63 ? INT64_MIN : (int64_t)alpha;
-        st = index_scatter(self, d, idx, src, &p, EM_OP_index_add);
+        p.fparam = alpha;
+        st = index_scatter(self, d, idx, src, source, &p, EM_OP_index_add);
     }
     em_release(s), em_release(moved), em_release(wide), em_release(src), em_release(idx);
     return st;
@@ -421,7 +435,7 @@ em_status em_index_copy_(em_tensor *self, int dim, const em_tensor *index, const
         em_index_plan_init(&p);
         p.code = EM_ERR_INDEX;
         p.prefix = "index_copy_(): ";
-        st = index_scatter(self, d, idx, src, &p, EM_OP_index_copy);
+        st = index_scatter(self, d, idx, src, source, &p, EM_OP_index_copy);
     }
     em_release(src), em_release(idx);
     return st;
@@ -443,14 +457,14 @@ em_status em_index_fill_tensor_(em_tensor *self, int dim, const em_tensor *index
     const int64_t zeros[EM_MAX_DIMS] = {0};
     int nd = nonempty_dim(self);
     for (int i = 0; i < nd; i++) shape[i] = i == d ? em_numel(idx) : em_index_size_at(self, i);
-    if (v) src = em_tensor_view(v, nd, shape, zeros, v->offset);
+    if (v) src = em_index_view(v, nd, shape, zeros, v->offset);
     em_status st = src ? EM_OK : em_error_code();
     if (!st) {
         em_index_plan p;
         em_index_plan_init(&p);
         p.code = EM_ERR_INDEX;
         p.wrap = true;
-        st = index_scatter(self, d, idx, src, &p, EM_OP_index_fill);
+        st = index_scatter(self, d, idx, src, v, &p, EM_OP_index_fill);
     }
     em_release(v), em_release(src), em_release(idx);
     return st;

@@ -147,6 +147,57 @@ static em_status stack_shape(int n, const em_tensor *const *ts, int *dim, int *n
     return EM_OK;
 }
 
+/* Might a call on these tensors be recorded by autograd (grad mode on and
+ * one of them has autograd state)? Conservative: a false "yes" only costs
+ * the composite path. */
+static bool may_record(int n, const em_tensor *const *ts)
+{
+    if (!em_grad_mode()) return false;
+    for (int k = 0; k < n; k++)
+        if (ts[k]->autograd) return true;
+    return false;
+}
+
+static em_tensor *join(em_op op, em_tensor *out, int n, const em_tensor *const *ts, int dim);
+
+/* Note [Recorded joins]
+ * The recorder sees only c->in[0..EM_CALL_MAX_IN): a join puts its list
+ * there (the kernel still reads it from arg). A longer list that autograd
+ * may record is joined as a composite of recorded joins instead: cat of
+ * the cats of runs of EM_CALL_MAX_IN tensors (stack: of the unsqueezed
+ * tensors), a tree, so each element is copied O(log n) times. */
+static em_tensor *join_composite(em_op op, em_tensor *out, int n, const em_tensor *const *ts, int dim)
+{
+    if (out)
+        return em_error(EM_ERR_NOT_IMPLEMENTED, "%s: out= with more than %d tensors that require grad is not "
+                        "implemented", em_ops[op].name, EM_CALL_MAX_IN);
+    if (op == EM_OP_stack) { /* stack = cat of the tensors unsqueezed at dim (checked first) */
+        int64_t shape[EM_MAX_DIMS];
+        em_dtype dt;
+        int nd, d = dim;
+        if (stack_shape(n, ts, &d, &nd, shape, &dt)) return NULL;
+        em_tensor **u = calloc((size_t)n, sizeof *u), *r = NULL;
+        if (!u) return em_error(EM_ERR_MEMORY, "stack: out of memory");
+        int k = 0;
+        while (k < n && (u[k] = em_unsqueeze(ts[k], d))) k++;
+        if (k == n) r = join(EM_OP_cat, NULL, n, (const em_tensor *const *)u, d);
+        for (int i = 0; i < k; i++) em_release(u[i]);
+        free(u);
+        return r;
+    }
+    int runs = (n + EM_CALL_MAX_IN - 1) / EM_CALL_MAX_IN, k = 0;
+    em_tensor **parts = calloc((size_t)runs, sizeof *parts), *r = NULL;
+    if (!parts) return em_error(EM_ERR_MEMORY, "%s: out of memory", em_ops[op].name);
+    for (; k < runs; k++) {
+        int len = n - k * EM_CALL_MAX_IN < EM_CALL_MAX_IN ? n - k * EM_CALL_MAX_IN : EM_CALL_MAX_IN;
+        if (!(parts[k] = join(EM_OP_cat, NULL, len, ts + k * EM_CALL_MAX_IN, dim))) break;
+    }
+    if (k == runs) r = join(op, NULL, runs, (const em_tensor *const *)parts, dim);
+    for (int i = 0; i < k; i++) em_release(parts[i]);
+    free(parts);
+    return r;
+}
+
 /* Runs a join (cat, stack, and h/v/dstack on their atleast_nd views) into
  * a new tensor, or into out when it is not NULL (then returns out). */
 static em_tensor *join(em_op op, em_tensor *out, int n, const em_tensor *const *ts, int dim)
@@ -157,8 +208,10 @@ static em_tensor *join(em_op op, em_tensor *out, int n, const em_tensor *const *
     if (op == EM_OP_stack ? stack_shape(n, ts, &dim, &nd, shape, &dt)
                           : cat_shape(n, ts, &dim, &nd, shape, &dt, em_ops[op].name))
         return NULL;
+    if (n > EM_CALL_MAX_IN && may_record(n, ts)) return join_composite(op, out, n, ts, dim);
     em_shape_args a = {.n = n, .tensors = ts};
-    em_call c = {.op = op, .nin = 1, .in = {ts[0]}, .dtype = dt, .i = {dim}, .arg = &a};
+    em_call c = {.op = op, .nin = n <= EM_CALL_MAX_IN ? n : 1, .dtype = dt, .i = {dim}, .arg = &a};
+    for (int k = 0; k < c.nin; k++) c.in[k] = ts[k];
     if (!out) return em_shape_new(&c, nd, shape, dt);
     return em_shape_out(&c, out, nd, shape, dt, EM_OUT_CAST, true, n, ts) ? NULL : out;
 }
@@ -323,8 +376,31 @@ em_tensor *em_roll(const em_tensor *x, int nshifts, const int64_t *shifts, int n
         if (d < 0) return NULL;
         if (x->sizes[d]) shift[d] = (shift[d] + modulo(shifts[i], x->sizes[d])) % x->sizes[d];
     }
+    /* the node keeps i[], not arg: i[1] = the mask of shifted dims, i[2..] their
+     * shifts (a flattened roll: dim 0); more shifted dims than fit roll twice */
+    enum { FIT = 6 };
     em_shape_args a = {.n = x->ndim, .counts = shift};
     em_call c = {.op = EM_OP_roll, .nin = 1, .in = {x}, .dtype = (em_dtype)x->dtype, .i = {!ndims}, .arg = &a};
+    int nshifted = 0;
+    for (int d = 0; d < x->ndim || (!ndims && d == 0); d++) {
+        if (!shift[d]) continue;
+        if (nshifted == FIT) { /* roll the first FIT dims, then the rest */
+            int64_t first[FIT];
+            int dims_first[FIT];
+            for (int j = 0, e = 0; j < FIT; e++)
+                if (c.i[1] >> e & 1) dims_first[j] = e, first[j++] = shift[e];
+            em_tensor *r1 = em_roll(x, FIT, first, FIT, dims_first), *r = NULL;
+            int64_t rest[EM_MAX_DIMS];
+            int dims_rest[EM_MAX_DIMS], m = 0;
+            for (int e = d; e < x->ndim; e++)
+                if (shift[e]) dims_rest[m] = e, rest[m++] = shift[e];
+            if (r1) r = em_roll(r1, m, rest, m, dims_rest);
+            em_release(r1);
+            return r;
+        }
+        c.i[1] |= (int64_t)1 << d;
+        c.i[2 + nshifted++] = shift[d];
+    }
     return em_shape_new(&c, x->ndim, x->sizes, (em_dtype)x->dtype);
 }
 
