@@ -8,12 +8,11 @@
  * reduced dims (empty for a 0-d x), c->f[0] the correction (var, std) or p
  * (norm).
  *
- * Formulas that need only a constant of the forward (the index or the value
- * an extremum selected, for a mask) recompute it from the saved input with
- * grad mode off, rather than saving outputs: integer outputs are not saved,
- * and a formula reading a saved output cannot be differentiated twice. For
- * the same reason var, std, norm, logsumexp and the scans recompute their
- * result from the input with recorded ops. */
+ * Formulas that read the forward's result take the saved output, except when
+ * their backward is itself recorded (create_graph): a saved output cannot be
+ * differentiated again yet, so they recompute it from the saved input with
+ * recorded ops (forward_result). Integer outputs are not saved: the ops that
+ * select an index recompute it, with grad mode off (selected_indices). */
 #include "autograd.h"
 #include "ember/ember.h"
 #include <float.h>
@@ -50,6 +49,31 @@ static em_tensor *expand_to_input(const em_node *n, const em_tensor *g)
 {
     return em_expand(g, n->in_geom[0].ndim, n->in_geom[0].sizes);
 }
+
+/* The forward's (first) result, reduced dims kept: the saved output, or,
+ * when this backward is recorded, recomputed from x. A new reference. */
+static em_tensor *forward_result(const em_node *n, const em_tensor *x)
+{
+    if (!em_is_grad_enabled()) return em_retain((em_tensor *)em_node_output(n, 0));
+    int dims[EM_MAX_DIMS], nd = dims_of(n, dims), d = dim_of(n);
+    double f = n->call.f[0];
+    switch (n->call.op) {
+    case EM_OP_max: return em_max(x);
+    case EM_OP_min: return em_min(x);
+    case EM_OP_median: return em_median(x);
+    case EM_OP_nanmedian: return em_nanmedian(x);
+    case EM_OP_amax: return em_amax(x, nd, dims, true);
+    case EM_OP_amin: return em_amin(x, nd, dims, true);
+    case EM_OP_std:
+    case EM_OP_std_mean: return em_std(x, nd, dims, f, true);
+    case EM_OP_norm: return em_norm(x, f, nd, dims, true, EM_DTYPE_NONE);
+    case EM_OP_logsumexp: return em_logsumexp(x, nd, dims, true);
+    case EM_OP_cumprod: return em_cumprod(x, d, EM_DTYPE_NONE);
+    case EM_OP_logcumsumexp: return em_logcumsumexp(x, d);
+    default: return em_error(EM_ERR_RUNTIME, "forward_result: %s is not recomputed", em_ops[n->call.op].name);
+    }
+}
+#define RESULT_AND_INPUT (EM_SAVE_IN(0) | EM_SAVE_OUT(0))
 
 /* ---- sums and means -------------------------------------------------------------- */
 EM_BACKWARD(sum, 0)
@@ -110,11 +134,28 @@ EM_BACKWARD(prod, EM_SAVE_IN(0))
 }
 
 /* ---- extrema and selections ------------------------------------------------------- */
-/* Recomputations run with grad mode off: they only feed masks and indices. */
-static void grad_off(bool *was)
+/* The int64 indices that a selecting op took along its dim (keepdim shape),
+ * recomputed from x (the kernels are deterministic) with grad mode off. */
+static em_tensor *selected_indices(const em_node *n, const em_tensor *x)
 {
-    *was = em_is_grad_enabled();
+    int d = dim_of(n);
+    em_tensor *values = NULL, *indices = NULL;
+    bool was = em_is_grad_enabled();
     em_set_grad_enabled(false);
+    em_status st;
+    switch (n->call.op) {
+    case EM_OP_max_dim: st = em_max_dim(x, d, true, &values, &indices); break;
+    case EM_OP_min_dim: st = em_min_dim(x, d, true, &values, &indices); break;
+    case EM_OP_median_dim: st = em_median_dim(x, d, true, &values, &indices); break;
+    case EM_OP_nanmedian_dim: st = em_nanmedian_dim(x, d, true, &values, &indices); break;
+    case EM_OP_mode: st = em_mode(x, d, true, &values, &indices); break;
+    case EM_OP_cummax: st = em_cummax(x, d, &values, &indices); break;
+    case EM_OP_cummin: st = em_cummin(x, d, &values, &indices); break;
+    default: st = em_fail(EM_ERR_RUNTIME, "selected_indices: %s selects nothing", em_ops[n->call.op].name);
+    }
+    em_set_grad_enabled(was);
+    em_release(values);
+    return st ? NULL : indices;
 }
 
 /* g split evenly among the elements of x equal to the selected value v (or,
@@ -132,14 +173,11 @@ static em_tensor *evenly_distribute(const em_tensor *g, const em_tensor *x, cons
 
 /* max, min, median, nanmedian of every element: the value's occurrences share g */
 #define EVENLY_DISTRIBUTE(op)                                         \
-    EM_BACKWARD(op, EM_SAVE_IN(0))                                    \
+    EM_BACKWARD(op, RESULT_AND_INPUT)                                 \
     {                                                                 \
         em_arena a = {0};                                             \
         INPUT(x, 0);                                                  \
-        bool was;                                                     \
-        grad_off(&was);                                               \
-        em_tensor *v = X(em_##op(x));                                 \
-        em_set_grad_enabled(was);                                     \
+        em_tensor *v = X(forward_result(n, x));                       \
         GRAD(0, X(evenly_distribute(G, x, v)));                       \
         DONE();                                                       \
     }
@@ -151,16 +189,12 @@ EVENLY_DISTRIBUTE(nanmedian)
 /* amax, amin: g split among the ties of each slice (PyTorch's
  * scale_grad_by_count: a NaN extremum gives NaN to its whole slice) */
 #define SPLIT_AMONG_TIES(op)                                                   \
-    EM_BACKWARD(op, EM_SAVE_IN(0))                                             \
+    EM_BACKWARD(op, RESULT_AND_INPUT)                                          \
     {                                                                          \
         em_arena a = {0};                                                      \
         INPUT(x, 0);                                                           \
         int dims[EM_MAX_DIMS], nd = dims_of(n, dims);                          \
-        bool was;                                                              \
-        grad_off(&was);                                                        \
-        em_tensor *v = X(em_##op(x, nd, dims, true));                          \
-        em_set_grad_enabled(was);                                              \
-        em_tensor *mask = X(em_eq(x, v));                                      \
+        em_tensor *mask = X(em_eq(x, X(forward_result(n, x))));                \
         em_tensor *count = X(em_sum(mask, nd, dims, true, EM_DTYPE_NONE));     \
         GRAD(0, X(em_mul(X(em_div(G, count)), mask)));                         \
         DONE();                                                                \
@@ -178,41 +212,35 @@ static em_tensor *to_selected(const em_node *n, const em_tensor *g, const em_ten
     int64_t shape[EM_MAX_DIMS];
     for (int k = 0; k < nd; k++) shape[k] = k == d ? n->in_geom[0].sizes[d] : 1;
     em_arena a = {0};
-    em_tensor *pos = X(em_view(X(em_arange_int(0, shape[d], 1, EM_I64)), nd, shape));
+    em_tensor *pos = X(em_arange_int(0, shape[d], 1, EM_I64));
+    if (pos) pos = X(em_view(pos, nd, shape)); /* em_view takes no NULL */
     em_tensor *r = em_arena_result(&a, X(em_where(X(em_eq(pos, idx)), g, S(0))));
     em_arena_end(&a);
     return r;
 }
 
 /* max/min/median/nanmedian/mode along a dim: the values' gradient goes to
- * the selected index (recomputed: the kernel is deterministic); the indices
- * are not differentiable. A 0-d x selected itself. */
-#define TO_SELECTED_INDEX(op, fn)                                             \
-    EM_BACKWARD(op, EM_SAVE_IN(0))                                            \
-    {                                                                         \
-        em_arena a = {0};                                                     \
-        if (is_scalar_input(n)) {                                             \
-            GRAD(0, G);                                                       \
-            DONE();                                                           \
-        }                                                                     \
-        INPUT(x, 0);                                                          \
-        int d = dim_of(n);                                                    \
-        em_tensor *values = NULL, *indices = NULL;                            \
-        bool was;                                                             \
-        grad_off(&was);                                                       \
-        em_status st = fn(x, d, true, &values, &indices);                     \
-        em_set_grad_enabled(was);                                             \
-        em_release(values);                                                   \
-        if (st) return st;                                                    \
-        X(indices);                                                           \
-        GRAD(0, X(to_selected(n, G, indices, d)));                            \
-        DONE();                                                               \
+ * the selected index; the indices are not differentiable. A 0-d x selected
+ * itself. */
+static em_status to_selected_index(const em_node *n, em_tensor *const *go, em_tensor **gi)
+{
+    em_arena a = {0};
+    if (is_scalar_input(n)) {
+        GRAD(0, G);
+        DONE();
     }
-TO_SELECTED_INDEX(max_dim, em_max_dim)
-TO_SELECTED_INDEX(min_dim, em_min_dim)
-TO_SELECTED_INDEX(median_dim, em_median_dim)
-TO_SELECTED_INDEX(nanmedian_dim, em_nanmedian_dim)
-TO_SELECTED_INDEX(mode, em_mode)
+    INPUT(x, 0);
+    em_tensor *indices = X(selected_indices(n, x));
+    GRAD(0, X(to_selected(n, G, indices, dim_of(n))));
+    DONE();
+}
+#define TO_SELECTED_INDEX(op) \
+    EM_BACKWARD(op, EM_SAVE_IN(0)) { return to_selected_index(n, go, gi); }
+TO_SELECTED_INDEX(max_dim)
+TO_SELECTED_INDEX(min_dim)
+TO_SELECTED_INDEX(median_dim)
+TO_SELECTED_INDEX(nanmedian_dim)
+TO_SELECTED_INDEX(mode)
 
 /* ---- variance and norms ----------------------------------------------------------- */
 /* var: g 2 (x - mean) / (N - correction), with PyTorch's raw N - correction
@@ -231,9 +259,8 @@ static em_tensor *var_grad(const em_node *n, const em_tensor *x, const em_tensor
 /* std = sqrt(var): var's gradient of g / (2 std), zero where std is 0 */
 static em_tensor *std_grad(const em_node *n, const em_tensor *x, const em_tensor *g)
 {
-    int dims[EM_MAX_DIMS], nd = dims_of(n, dims);
     em_arena a = {0};
-    em_tensor *std = X(em_std(x, nd, dims, n->call.f[0], true));
+    em_tensor *std = X(forward_result(n, x));
     em_tensor *gv = X(em_where(X(em_eq(std, S(0))), S(0), X(em_div(g, X(em_mul(std, S(2)))))));
     em_tensor *r = em_arena_result(&a, X(var_grad(n, x, gv)));
     em_arena_end(&a);
@@ -248,7 +275,7 @@ EM_BACKWARD(var, EM_SAVE_IN(0))
     DONE();
 }
 
-EM_BACKWARD(std, EM_SAVE_IN(0))
+EM_BACKWARD(std, RESULT_AND_INPUT)
 {
     em_arena a = {0};
     INPUT(x, 0);
@@ -266,7 +293,7 @@ EM_BACKWARD(var_mean, EM_SAVE_IN(0))
     DONE();
 }
 
-EM_BACKWARD(std_mean, EM_SAVE_IN(0))
+EM_BACKWARD(std_mean, RESULT_AND_INPUT)
 {
     em_arena a = {0};
     INPUT(x, 0);
@@ -275,11 +302,10 @@ EM_BACKWARD(std_mean, EM_SAVE_IN(0))
     DONE();
 }
 
-/* norm (PyTorch's norm_backward, the norm recomputed so that it can be
- * differentiated again): p = 0 has zero gradient; 1: sign(x); 2: x / norm;
+/* norm (PyTorch's norm_backward): p = 0 has zero gradient; 1: sign(x); 2: x / norm;
  * +-inf: sign(x) split among the elements whose |x| is the norm (or NaN);
  * otherwise sign(x) |x|^(p-1) / norm^(p-1). A zero norm gives zero. */
-EM_BACKWARD(norm, EM_SAVE_IN(0))
+EM_BACKWARD(norm, RESULT_AND_INPUT)
 {
     em_arena a = {0};
     INPUT(x, 0);
@@ -293,7 +319,7 @@ EM_BACKWARD(norm, EM_SAVE_IN(0))
         GRAD(0, X(em_mul(X(em_sign(x)), G)));
         DONE();
     }
-    em_tensor *norm = X(em_norm(x, p, nd, dims, true, EM_DTYPE_NONE));
+    em_tensor *norm = X(forward_result(n, x));
     em_tensor *zero_norm = X(em_eq(norm, S(0)));
     if (p == 2) {
         GRAD(0, X(em_mul(G, X(em_where(zero_norm, S(0), X(em_div(x, norm)))))));
@@ -319,12 +345,11 @@ EM_BACKWARD(norm, EM_SAVE_IN(0))
 }
 
 /* logsumexp: g exp(x - logsumexp(x)) */
-EM_BACKWARD(logsumexp, EM_SAVE_IN(0))
+EM_BACKWARD(logsumexp, RESULT_AND_INPUT)
 {
     em_arena a = {0};
     INPUT(x, 0);
-    int dims[EM_MAX_DIMS], nd = dims_of(n, dims);
-    em_tensor *lse = X(em_logsumexp(x, nd, dims, true));
+    em_tensor *lse = X(forward_result(n, x));
     GRAD(0, X(em_mul(G, X(em_exp(X(em_sub(x, lse, 1)))))));
     DONE();
 }
@@ -359,7 +384,7 @@ EM_BACKWARD(cumsum, 0)
  * the same sum with that zero replaced by 1; after it, 0. (PyTorch's
  * cumprod_backward; like prod, the second derivative at a zero misses the
  * terms through the first zero for later elements.) */
-EM_BACKWARD(cumprod, EM_SAVE_IN(0))
+EM_BACKWARD(cumprod, RESULT_AND_INPUT)
 {
     em_arena a = {0};
     SCALAR_SCAN_IS_IDENTITY();
@@ -369,7 +394,7 @@ EM_BACKWARD(cumprod, EM_SAVE_IN(0))
     em_tensor *zeros_so_far = X(em_cumsum(zero, d, EM_DTYPE_NONE));
     em_tensor *before = X(em_eq(zeros_so_far, S(0)));
     em_tensor *first = X(em_logical_and(zero, X(em_eq(zeros_so_far, S(1)))));
-    em_tensor *y = X(em_cumprod(x, d, EM_DTYPE_NONE));
+    em_tensor *y = X(forward_result(n, x));
     em_tensor *safe_x = X(em_where(zero, S(1), x));
     em_tensor *g_before = X(em_div(X(reverse_cumsum(X(em_mul(G, y)), d)), safe_x));
     em_tensor *y_first_as_1 = X(em_cumprod(X(em_where(first, S(1), x)), d, EM_DTYPE_NONE));
@@ -381,26 +406,19 @@ EM_BACKWARD(cumprod, EM_SAVE_IN(0))
 /* cummax, cummin: each position's gradient goes to the index its value came
  * from (recomputed), summed (PyTorch's cummaxmin_backward: a scatter_add,
  * whose own formula double backward needs) */
-#define SCAN_TO_SELECTED_INDEX(op, fn)                                        \
-    EM_BACKWARD(op, EM_SAVE_IN(0))                                            \
-    {                                                                         \
-        em_arena a = {0};                                                     \
-        SCALAR_SCAN_IS_IDENTITY();                                            \
-        INPUT(x, 0);                                                          \
-        int d = dim_of(n);                                                    \
-        em_tensor *values = NULL, *indices = NULL;                            \
-        bool was;                                                             \
-        grad_off(&was);                                                       \
-        em_status st = fn(x, d, &values, &indices);                           \
-        em_set_grad_enabled(was);                                             \
-        em_release(values);                                                   \
-        if (st) return st;                                                    \
-        X(indices);                                                           \
-        GRAD(0, X(em_scatter_add(X(em_zeros_like(G, EM_DTYPE_NONE)), d, indices, G))); \
-        DONE();                                                               \
+#define SCAN_TO_SELECTED_INDEX(op)                                                    \
+    EM_BACKWARD(op, EM_SAVE_IN(0))                                                    \
+    {                                                                                 \
+        em_arena a = {0};                                                             \
+        SCALAR_SCAN_IS_IDENTITY();                                                    \
+        INPUT(x, 0);                                                                  \
+        em_tensor *indices = X(selected_indices(n, x));                               \
+        em_tensor *zeros = X(em_zeros_like(G, EM_DTYPE_NONE));                        \
+        GRAD(0, X(em_scatter_add(zeros, dim_of(n), indices, G)));                     \
+        DONE();                                                                       \
     }
-SCAN_TO_SELECTED_INDEX(cummax, em_cummax)
-SCAN_TO_SELECTED_INDEX(cummin, em_cummin)
+SCAN_TO_SELECTED_INDEX(cummax)
+SCAN_TO_SELECTED_INDEX(cummin)
 
 /* log(sum over positions >= k of exp(t)) along d */
 static em_tensor *reverse_logcumsumexp(const em_tensor *t, int d)
@@ -414,7 +432,7 @@ static em_tensor *reverse_logcumsumexp(const em_tensor *t, int d)
 /* logcumsumexp: dx_k = sum_{j>=k} g_j exp(x_k - y_j), summed in log space
  * separately for positive and negative g (PyTorch's stable form; the
  * dtype's lowest finite value stands for log 0). */
-EM_BACKWARD(logcumsumexp, EM_SAVE_IN(0))
+EM_BACKWARD(logcumsumexp, RESULT_AND_INPUT)
 {
     em_arena a = {0};
     SCALAR_SCAN_IS_IDENTITY();
@@ -422,7 +440,7 @@ EM_BACKWARD(logcumsumexp, EM_SAVE_IN(0))
     int d = dim_of(n);
     em_dtype dt = em_dtype_of(G);
     em_tensor *lowest = X(em_tensor_scalar(dt == EM_F64 ? -DBL_MAX : -FLT_MAX, dt));
-    em_tensor *y = X(em_logcumsumexp(x, d));
+    em_tensor *y = X(forward_result(n, x));
     em_tensor *log_abs_g = X(em_log(X(em_abs(G))));
     em_tensor *log_pos = X(em_sub(X(em_where(X(em_gt(G, S(0))), log_abs_g, lowest)), y, 1));
     em_tensor *log_neg = X(em_sub(X(em_where(X(em_lt(G, S(0))), log_abs_g, lowest)), y, 1));

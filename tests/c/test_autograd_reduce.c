@@ -355,6 +355,31 @@ TEST(autograd_reduce_create_graph)
     }
 }
 
+/* The scans' second derivatives go through flip (and cummax's through
+ * scatter_add): until those have formulas, a clear NotImplemented. */
+TEST(autograd_reduce_create_graph_scans)
+{
+    const rcase cases[] = {{EM_OP_cumsum, DIMS(1)}, {EM_OP_cumprod, DIMS(2)}, {EM_OP_logcumsumexp, DIMS(0)},
+                           {EM_OP_cummax, DIMS(1)}, {EM_OP_cummin, DIMS(2)}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        em_tensor *x = leaf(SHAPE(2, 3, 4), 0.5, 1.5), *y = run_op(&cases[c], x), *g = NULL;
+        em_status st = em_autograd_grad(1, &y, (em_tensor *[]){y}, 1, &x, true, true, false, &g);
+        if (st == EM_OK) CHECK_MSG(gradgradcheck(&cases[c], x), "%s", em_ops[cases[c].op].name);
+        else CHECK_MSG(st == EM_ERR_NOT_IMPLEMENTED, "%s: %s", em_ops[cases[c].op].name, em_last_error());
+        RELEASE(x, y, g);
+    }
+}
+
+/* A saved output changed in place fails the backward (version check). */
+TEST(autograd_reduce_saved_output_modified)
+{
+    em_tensor *x = leaf(SHAPE(2, 3), -1, 1), *y = em_logsumexp(x, 1, (const int[]){1}, true), *g = NULL;
+    CHECK(em_add_(y, y, 1) == EM_OK); /* y is the kernel's output itself (keepdim) */
+    CHECK_ERR(em_autograd_grad(1, &y, (em_tensor *[]){y}, 1, &x, false, false, false, &g), EM_ERR_RUNTIME);
+    CHECK(strstr(em_last_error(), "inplace"));
+    RELEASE(x, y, g);
+}
+
 /* ---- dtypes and the in-place / out= paths ------------------------------------------------ */
 TEST(autograd_reduce_float32_and_bfloat16)
 {
