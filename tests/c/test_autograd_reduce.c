@@ -171,6 +171,28 @@ TEST(autograd_reduce_scans_and_softmax)
           EM_OP_log_softmax);
 }
 
+/* A 4-d shape with a size-1 dim: reductions over it and around it. */
+TEST(autograd_reduce_size_one_dims)
+{
+    const em_op multi[] = {EM_OP_sum, EM_OP_nansum, EM_OP_mean, EM_OP_nanmean, EM_OP_prod, EM_OP_amax,
+                           EM_OP_amin, EM_OP_var, EM_OP_std, EM_OP_var_mean, EM_OP_std_mean, EM_OP_norm,
+                           EM_OP_logsumexp};
+    const em_op single[] = {EM_OP_max_dim, EM_OP_min_dim, EM_OP_median_dim, EM_OP_nanmedian_dim, EM_OP_mode,
+                            EM_OP_cumsum, EM_OP_cumprod, EM_OP_cummax, EM_OP_cummin, EM_OP_logcumsumexp,
+                            EM_OP_softmax, EM_OP_log_softmax};
+    const rcase dims[] = {{0, DIMS(1), false, 0}, {0, DIMS(1, 3), true, 1}, {0, DIMS(0, 1, 2), false, 3}};
+    for (size_t o = 0; o < sizeof multi / sizeof *multi + sizeof single / sizeof *single; o++)
+        for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
+            bool is_multi = o < sizeof multi / sizeof *multi;
+            gcase g = {dims[k], AS_IS};
+            g.r.op = is_multi ? multi[o] : single[o - sizeof multi / sizeof *multi];
+            g.r.dims[0] = is_multi ? g.r.dims[0] : (int)k + 1; /* dims 1 (size 1), 2, 3 */
+            em_tensor *x = leaf(SHAPE(2, 1, 3, 2), 0.5, 1.5);
+            CHECK_MSG(gradcheck(em_ops[g.r.op].name, f_case, 1, &x, &g), "%s case %zu", em_ops[g.r.op].name, k);
+            em_release(x);
+        }
+}
+
 /* ---- 0-d and one-element inputs ---------------------------------------------------- */
 TEST(autograd_reduce_scalar_inputs)
 {
@@ -186,6 +208,25 @@ TEST(autograd_reduce_scalar_inputs)
         em_tensor *x = leaf(0, NULL, 0.5, 1.5);
         CHECK_MSG(gradcheck(em_ops[cases[c].op].name, f_case, 1, &x, &g), "0-d %s", em_ops[cases[c].op].name);
         em_release(x);
+    }
+}
+
+/* Empty inputs: the backward runs and gives an empty gradient. */
+TEST(autograd_reduce_empty_inputs)
+{
+    const rcase cases[] = {
+        {EM_OP_sum, DIMS(1)}, {EM_OP_mean, DIMS(1), true}, {EM_OP_nansum, ALL}, {EM_OP_nanmean, DIMS(1)},
+        {EM_OP_prod, DIMS(1)}, {EM_OP_var, DIMS(1), false, 1}, {EM_OP_std_mean, DIMS(1), false, 0},
+        {EM_OP_norm, DIMS(1), false, 2}, {EM_OP_norm, DIMS(1), false, 3}, {EM_OP_logsumexp, DIMS(1)},
+        {EM_OP_amax, DIMS(2)}, {EM_OP_max_dim, DIMS(2)}, {EM_OP_median}, {EM_OP_cumsum, DIMS(2)},
+        {EM_OP_cumprod, DIMS(1)}, {EM_OP_cummax, DIMS(0)}, {EM_OP_logcumsumexp, DIMS(1)}, {EM_OP_softmax, DIMS(2)},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        em_tensor *x = leaf(SHAPE(2, 0, 3), 0, 1), *g = NULL;
+        em_tensor *y = run_op(&cases[c], x), *s = y ? em_sum(y, 0, NULL, false, EM_DTYPE_NONE) : NULL;
+        CHECK_MSG(s && em_autograd_grad(1, &s, NULL, 1, &x, false, false, false, &g) == EM_OK &&
+                  tshape_is(g, SHAPE(2, 0, 3)), "%s: %s", em_ops[cases[c].op].name, em_last_error());
+        RELEASE(x, y, s, g);
     }
 }
 
