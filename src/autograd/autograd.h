@@ -5,6 +5,7 @@
 
 #include "../ops/dispatch.h"
 #include "ember/autograd.h"
+#include <stdio.h>
 
 #define EM_NODE_MAX_IN (EM_CALL_MAX_IN)
 #define EM_NODE_MAX_OUT (EM_CALL_MAX_OUT)
@@ -97,17 +98,29 @@ extern const em_formula em_formulas[EM_OP_COUNT];
 
 /* A formula's scratch: every tensor made through em_arena_add() is
  * released by em_arena_end(), and adding a NULL marks the arena failed, so a
- * formula is a straight sequence of ops with one error check at the end. */
+ * formula is a straight sequence of ops with one error check at the end.
+ * The first failure's error is kept and restored by em_arena_end(): the ops
+ * that ran after it on its NULL result overwrote it with "argument is NULL". */
 typedef struct em_arena {
     em_tensor *t[32];
     int n;
     bool failed;
+    em_status code;
+    char msg[256];
 } em_arena;
 static inline em_tensor *em_arena_add(em_arena *a, em_tensor *t)
 {
-    if (!t || a->n == 32) {
+    if (t && a->n == 32) {
+        em_release(t);
+        t = NULL;
+        em_fail(EM_ERR_RUNTIME, "autograd formula: more than 32 temporaries");
+    }
+    if (!t) {
+        if (!a->failed) {
+            a->code = em_error_code() ? em_error_code() : EM_ERR_RUNTIME;
+            snprintf(a->msg, sizeof a->msg, "%s", em_last_error());
+        }
         a->failed = true;
-        if (t) em_release(t);
         return NULL;
     }
     return a->t[a->n++] = t;
@@ -121,7 +134,7 @@ static inline em_status em_arena_end(em_arena *a)
 {
     for (int i = 0; i < a->n; i++) em_release(a->t[i]);
     a->n = 0;
-    return a->failed ? (em_error_code() ? em_error_code() : EM_ERR_RUNTIME) : EM_OK;
+    return a->failed ? em_fail(a->code, "%s", a->msg) : EM_OK;
 }
 
 /* The shorthands of the formula files. */
