@@ -12,7 +12,6 @@ from common import blas_core, contention_check, run_torch, torch_env  # noqa: E4
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TORCH = r'''
-import json, sys, time, torch
 torch.set_num_threads(1)
 x = torch.full((1,), 0.5, requires_grad=True); w = torch.full((1,), 1.0001, requires_grad=True)
 def mul_sum():
@@ -22,18 +21,8 @@ def chain():
     for i in range(100):
         y = y * w if i % 2 else y + w
     y.sum().backward(); x.grad = None; w.grad = None
-def best(fn, budget):
-    res = 1e30
-    for _ in range(5):
-        n, t0 = 0, time.perf_counter()
-        while True:
-            fn(); n += 1
-            t = time.perf_counter() - t0
-            if t >= budget: break
-        res = min(res, t / n)
-    return res * 1e6
-print(json.dumps({"case": "mul_sum_backward", "us": best(mul_sum, 0.2)}))
-print(json.dumps({"case": "chain100_backward", "us": best(chain, 0.3)}))
+print(json.dumps({"case": "mul_sum_backward", "us": best(mul_sum, 0.2, 5)}))
+print(json.dumps({"case": "chain100_backward", "us": best(chain, 0.3, 5)}))
 '''
 
 

@@ -9,29 +9,17 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import PYTHON, blas_core, contention_check, run_torch, torch_env  # noqa: E402
+from common import blas_core, contention_check, run_torch, torch_env  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TORCH = r'''
-import json, sys, time, torch
 threads = int(sys.argv[1])
 torch.set_num_threads(threads)
 ops = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "exp": lambda a, b: torch.exp(a),
        "sum": lambda a, b: a.sum(), "softmax": lambda a, b: torch.softmax(a.view(-1, 1000), -1),
        "matmul": lambda a, b: a @ b}
 MATRIX = {"matmul"}
-def best(fn, budget):
-    res = 1e30
-    for _ in range(3):
-        n, t0 = 0, time.perf_counter()
-        while True:
-            fn(); n += 1
-            t = time.perf_counter() - t0
-            if t >= budget: break
-        res = min(res, t / n)
-    return res * 1e6
-for line in sys.stdin if False else []: pass
 for name in ops:
     for size in ((256, 1024, 2048) if name in MATRIX else (1, 1000, 100000, 16000000)):
         if size == 1 and name != "add": continue
