@@ -15,7 +15,16 @@
  * promotion, as PyTorch) and bool is rejected. float16/bfloat16 compute in
  * float32; integers wrap as in C (PyTorch does the same). The out= tensor of a
  * product must have the result's dtype exactly. `beta` and `alpha` are
- * truncated to the integer type for integer tensors (as PyTorch). */
+ * truncated to the integer type for integer tensors (as PyTorch).
+ *
+ * Autograd: every op here is differentiable for floating dtypes. The
+ * products and trace have backward formulas (src/autograd/formulas_linalg.c);
+ * matmul, vdot, outer, kron, tensordot and einsum record the products, views
+ * and pointwise ops they are made of. The history goes on the tensor the
+ * caller gets (out or self for the out= and `_` forms). As in PyTorch, an
+ * in-place or out= product that overwrites one of its own operands (say
+ * x.addmm_(x, y) with x requiring grad) makes a later backward fail with
+ * "modified by an inplace operation". */
 #ifndef EMBER_LINALG_H
 #define EMBER_LINALG_H
 

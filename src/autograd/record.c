@@ -82,8 +82,8 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
     for (int i = 0; i < c->nin; i++) any |= needs_grad(c->in[i]);
     for (int j = 0; j < c->nout; j++)
         if (check_writable(c->out[j], op)) return em_error_code();
-    /* an output with history written by a kernel that may read it (addmm's
-     * beta term, index_add_ into self, ...) without any input needing grad */
+    /* an output with history written by a kernel that may read it (in-place
+     * accumulation into self, ...) without any input needing grad */
     if (!any && (em_ops[c->op].flags & EM_F_DIFF) && em_ops[c->op].kind == EM_KIND_OTHER && c->op != EM_OP_copy)
         for (int j = 0; j < c->nout; j++)
             if (c->out[j] && em_grad_fn(c->out[j]))

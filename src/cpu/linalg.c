@@ -5,15 +5,19 @@
  *
  * Note [GEMM call]
  * Every product op (mm, bmm, addmm, baddbmm, addbmm, mv, addmv, dot) reaches
- * this driver with
- *   out[0] = C  (batch..., M, N), or (M, N) when i[0] != 0 (sum over batches)
- *   in[0]  = A  (batch..., M, K),  in[1] = B  (batch..., K, N)
- *   f[0]   = beta, f[1] = alpha:   C = beta * C + alpha * A @ B
- * A, B and C have c->dtype; the batch dims of A and B have equal sizes (the op
- * layer expands broadcast ones, so strides may be 0); C does not overlap A or
- * B and has no internal overlap. beta == 0 makes C write-only: its old
- * values (nan included) are never read. Vectors arrive as (K, 1) or (1, K)
- * views, and reach BLAS as gemv or dot. */
+ * this driver with its operands as the user gave them, so that the call is a
+ * pure function of its inputs (autograd records it as such):
+ *   in[0] = A  (batch..., M, K), or a vector (K) read as the row (1, K)
+ *   in[1] = B  (batch..., K, N), or a vector (K) read as the column (K, 1)
+ *   in[2] = input (the add* ops only; nin == 3): broadcasts to C, any dtype
+ *   out[0] = C (batch..., M, N), without M when A is a vector and without N
+ *            when B is one; (M, N) when i[0] != 0 (addbmm: sum over batches)
+ *   f[0] = beta, f[1] = alpha:   C = beta * input + alpha * A @ B
+ * The batch dims of A and B broadcast (matmul's rule: right-aligned, size 1
+ * against any size); the matrix views are built here from the strides.
+ * A, B and C have c->dtype; C does not overlap A, B or input (input may be C
+ * itself: in place) and has no internal overlap. beta == 0 ignores input
+ * (nan included). Vectors reach BLAS as gemv or dot. */
 #include "cpu.h"
 #include <cblas.h>
 #include <limits.h>
@@ -54,8 +58,13 @@ static void copy_mat(em_dtype dt_dst, char *dst, int64_t drs, int64_t dcs, em_dt
                      int64_t srs, int64_t scs, int64_t rows, int64_t cols)
 {
     int64_t dsz = (int64_t)em_dtypes[dt_dst].size, ssz = (int64_t)em_dtypes[dt_src].size;
-    for (int64_t i = 0; i < rows; i++)
-        em_cast_table[dt_dst][dt_src](dst + i * drs * dsz, dcs * dsz, src + i * srs * ssz, scs * ssz, cols);
+    const bool rows_contiguous = dt_dst == dt_src && (cols == 1 || (dcs == 1 && scs == 1));
+    for (int64_t i = 0; i < rows; i++) {
+        if (rows_contiguous) /* the common case (a bias row, packing): a plain copy */
+            memcpy(dst + i * drs * dsz, src + i * srs * ssz, (size_t)(cols * dsz));
+        else
+            em_cast_table[dt_dst][dt_src](dst + i * drs * dsz, dcs * dsz, src + i * srs * ssz, scs * ssz, cols);
+    }
 }
 
 /* ---- plain loops: integers, and floats too large for BLAS's int sizes ---- */
@@ -193,8 +202,8 @@ static em_status blas_dot(em_dtype dt, int64_t K, double alpha, mat A, mat B, do
 static em_status blas_gemv(em_dtype dt, bool trans, int64_t rows, int64_t cols, double alpha, mat Mt, char *x,
                            int64_t incx, double beta, char *y, int64_t incy, scratch *s)
 {
-    bool colmajor;
-    int ld;
+    bool colmajor = false;
+    int ld = 1; /* set by blas_operand; initialized for the compiler's flow analysis */
     int64_t nx = trans ? rows : cols, ny = trans ? cols : rows;
     if (blas_operand(dt, rows, cols, &Mt, &colmajor, &ld, s, SCR_A) || blas_vector(dt, nx, &x, &incx, s, SCR_X))
         return em_error_code();
@@ -267,56 +276,91 @@ static em_status half_gemm(em_dtype dt, int64_t M, int64_t N, int64_t K, double 
 }
 
 /* ---- the batched driver ---------------------------------------------------- */
+enum { OP_C, OP_A, OP_B, OP_IN }; /* the operands of a product */
+
 typedef struct gemm_ctx {
-    em_dtype dt;
+    em_dtype dt, in_dt; /* of C, A, B; of the input term */
     bool half;
-    int nb; /* batch dims iterated */
+    bool from_input; /* C starts as the input term (beta != 0 and input is not C itself) */
+    int nb;          /* batch dims iterated */
     int64_t bsizes[EM_MAX_DIMS];
-    int64_t bstride[3][EM_MAX_DIMS]; /* byte strides of C, A, B per batch dim */
-    char *base[3];
+    int64_t bstride[4][EM_MAX_DIMS]; /* byte strides per batch dim, per operand */
+    char *base[4];
     int64_t M, N, K;
-    mat C, A, B; /* element strides of one matrix (p unused) */
+    mat m[4]; /* element strides of one matrix per operand (p unused) */
     double alpha;
 } gemm_ctx;
 
-/* One batch's product C_b = beta * C_b + alpha * A_b @ B_b. A half-type C is
- * read into a float32 accumulator (scratch SCR_C) when `load`, written back
- * when `store`: addbmm accumulates all its batches there. */
-static em_status gemm_batch(const gemm_ctx *g, int64_t b, double beta, bool load, bool store, scratch *s)
+/* Stride of t's dim i when t is right-aligned on n dims: 0 where t lacks the
+ * dim, or (`broadcast`) has size 1 there. */
+static int64_t dim_stride(const em_tensor *t, int n, int i, bool broadcast)
 {
-    char *p[3] = {g->base[0], g->base[1], g->base[2]};
+    int td = i - (n - t->ndim);
+    if (td < 0) return 0;
+    return broadcast && t->sizes[td] == 1 ? 0 : t->strides[td];
+}
+
+/* Operand k's strides on the product's dims (batch..., rows, cols): t is
+ * right-aligned on n dims, the last of which are its row and column dims
+ * (a vector lacks one: stride 0). Size-1 batch dims broadcast; so do the
+ * matrix dims of the input term (`input`). */
+static void operand_layout(gemm_ctx *g, int k, const em_tensor *t, int n, bool has_row, bool has_col, bool input)
+{
+    const int tb = n - has_row - has_col, nb = g->nb;
+    const int64_t esz = (int64_t)em_dtypes[t->dtype].size;
+    for (int d = 0; d < nb; d++) g->bstride[k][d] = d < nb - tb ? 0 : dim_stride(t, n, d - (nb - tb), true) * esz;
+    g->m[k].rs = has_row ? dim_stride(t, n, tb, input) : 0;
+    g->m[k].cs = has_col ? dim_stride(t, n, n - 1, input) : 0;
+    g->base[k] = em_tensor_data(t);
+}
+
+/* One batch's product C_b = beta * C_b + alpha * A_b @ B_b, C_b first set to
+ * the input term when `first` and g->from_input. A half-type C is read into
+ * a float32 accumulator (scratch SCR_C) when `first`, written back when
+ * `last`: addbmm accumulates all its batches there. */
+static em_status gemm_batch(const gemm_ctx *g, int64_t b, double beta, bool first, bool last, scratch *s)
+{
+    char *p[4] = {g->base[0], g->base[1], g->base[2], g->base[3]};
     for (int d = g->nb - 1; d >= 0; d--) {
         int64_t i = b % g->bsizes[d];
         b /= g->bsizes[d];
-        for (int k = 0; k < 3; k++) p[k] += i * g->bstride[k][d];
+        for (int k = 0; k < 4; k++) p[k] += i * g->bstride[k][d];
     }
     const int64_t M = g->M, N = g->N, K = g->K;
-    mat C = {p[0], g->C.rs, g->C.cs}, A = {p[1], g->A.rs, g->A.cs}, B = {p[2], g->B.rs, g->B.cs};
-    if (g->dt == EM_F32 || g->dt == EM_F64) return blas_gemm(g->dt, M, N, K, g->alpha, A, B, beta, C, s);
+    mat C = {p[OP_C], g->m[OP_C].rs, g->m[OP_C].cs}, A = {p[OP_A], g->m[OP_A].rs, g->m[OP_A].cs};
+    mat B = {p[OP_B], g->m[OP_B].rs, g->m[OP_B].cs}, In = {p[OP_IN], g->m[OP_IN].rs, g->m[OP_IN].cs};
+    const bool load = first && g->from_input;
     if (!g->half) {
+        if (load) copy_mat(g->dt, C.p, C.rs, C.cs, g->in_dt, In.p, In.rs, In.cs, M, N);
+        if (g->dt == EM_F32 || g->dt == EM_F64) return blas_gemm(g->dt, M, N, K, g->alpha, A, B, beta, C, s);
         naive_gemm[g->dt](M, N, K, g->alpha, A, B, beta, C);
         return EM_OK;
     }
     float *cf = scratch_get(s, SCR_C, (size_t)(M * N) * sizeof(float));
     if (!cf) return EM_ERR_MEMORY;
     mat Cf = {(char *)cf, N, 1};
-    if (load && beta != 0) copy_mat(EM_F32, Cf.p, N, 1, g->dt, C.p, C.rs, C.cs, M, N);
+    if (load) copy_mat(EM_F32, Cf.p, N, 1, g->in_dt, In.p, In.rs, In.cs, M, N);
+    else if (first && beta != 0) copy_mat(EM_F32, Cf.p, N, 1, g->dt, C.p, C.rs, C.cs, M, N);
     em_status st = half_gemm(g->dt, M, N, K, g->alpha, A, B, beta, Cf, s);
-    if (store) copy_mat(g->dt, C.p, C.rs, C.cs, EM_F32, Cf.p, N, 1, M, N);
+    if (last) copy_mat(g->dt, C.p, C.rs, C.cs, EM_F32, Cf.p, N, 1, M, N);
     return st;
 }
 
 /* When B is the same matrix for every batch and the batch dims of A and C
- * continue their row dim (as in a (b, n, k) x (k, m) matmul), the whole batch
- * is one (b*n, k) x (k, m) product. Returns the folded row count, or 0. */
-static int64_t fold_rows(const em_tensor *C, const em_tensor *A, const em_tensor *B, int nb)
+ * (and of the input term) continue their row dim (as in a (b, n, k) x
+ * (k, m) matmul), the whole batch is one (b*n, k) x (k, m) product. Returns
+ * the folded row count, or 0. */
+static int64_t fold_rows(const gemm_ctx *g)
 {
-    int64_t rows = A->sizes[nb];
-    for (int d = nb - 1; d >= 0; d--) {
-        if (A->sizes[d] == 1) continue;
-        if (B->strides[d] != 0) return 0;
-        if (A->strides[d] != rows * A->strides[nb] || C->strides[d] != rows * C->strides[nb]) return 0;
-        rows *= A->sizes[d];
+    int64_t rows = g->M;
+    const int64_t esz = (int64_t)em_dtypes[g->dt].size, isz = (int64_t)em_dtypes[g->in_dt].size;
+    for (int d = g->nb - 1; d >= 0; d--) {
+        if (g->bsizes[d] == 1) continue;
+        if (g->bstride[OP_B][d] != 0 || g->bstride[OP_A][d] != rows * g->m[OP_A].rs * esz ||
+            g->bstride[OP_C][d] != rows * g->m[OP_C].rs * esz)
+            return 0;
+        if (g->from_input && g->bstride[OP_IN][d] != rows * g->m[OP_IN].rs * isz) return 0;
+        rows *= g->bsizes[d];
     }
     return rows;
 }
@@ -331,31 +375,34 @@ static int64_t fold_rows(const em_tensor *C, const em_tensor *A, const em_tensor
 static em_status gemm_run(const em_call *c)
 {
     em_tensor *Ct = c->out[0];
-    const em_tensor *At = c->in[0], *Bt = c->in[1];
-    const bool reduce = c->i[0] != 0;
-    const int nb = At->ndim - 2, cb = reduce ? 0 : nb; /* batch dims of A/B, of C */
-    gemm_ctx g = {.dt = c->dtype, .half = c->dtype == EM_F16 || c->dtype == EM_BF16, .nb = nb, .alpha = c->f[1],
-                  .M = At->sizes[nb], .K = At->sizes[nb + 1], .N = Bt->sizes[nb + 1],
-                  .base = {em_tensor_data(Ct), em_tensor_data(At), em_tensor_data(Bt)},
-                  .C = {NULL, Ct->strides[cb], Ct->strides[cb + 1]}, .A = {NULL, At->strides[nb], At->strides[nb + 1]},
-                  .B = {NULL, Bt->strides[nb], Bt->strides[nb + 1]}};
-    double beta = c->f[0];
+    const em_tensor *At = c->in[0], *Bt = c->in[1], *It = c->nin > 2 ? c->in[2] : NULL;
+    const bool reduce = c->i[0] != 0, a_mat = At->ndim >= 2, b_mat = Bt->ndim >= 2;
+    const int na = a_mat ? At->ndim - 2 : 0, nbb = b_mat ? Bt->ndim - 2 : 0;
+    double beta = It ? c->f[0] : 0;
+    gemm_ctx g = {.dt = c->dtype, .in_dt = c->dtype, .half = c->dtype == EM_F16 || c->dtype == EM_BF16,
+                  .from_input = beta != 0 && It != Ct, .nb = na > nbb ? na : nbb, .alpha = c->f[1],
+                  .M = a_mat ? At->sizes[At->ndim - 2] : 1, .K = At->sizes[At->ndim - 1],
+                  .N = b_mat ? Bt->sizes[Bt->ndim - 1] : 1};
     int64_t nbatch = 1;
-    const int64_t esz = (int64_t)em_dtypes[g.dt].size;
-    for (int d = 0; d < nb; d++) {
-        g.bsizes[d] = At->sizes[d];
-        g.bstride[0][d] = reduce ? 0 : Ct->strides[d] * esz;
-        g.bstride[1][d] = At->strides[d] * esz;
-        g.bstride[2][d] = Bt->strides[d] * esz;
-        nbatch *= At->sizes[d];
+    for (int d = 0; d < g.nb; d++) {
+        int64_t sa = d < g.nb - na ? 1 : At->sizes[d - (g.nb - na)], sb = d < g.nb - nbb ? 1 : Bt->sizes[d - (g.nb - nbb)];
+        g.bsizes[d] = sa == 1 ? sb : sa;
+        nbatch *= g.bsizes[d];
+    }
+    operand_layout(&g, OP_A, At, At->ndim, a_mat, true, false);
+    operand_layout(&g, OP_B, Bt, Bt->ndim, true, b_mat, false);
+    operand_layout(&g, OP_C, Ct, Ct->ndim, a_mat, b_mat, false); /* addbmm's C: no batch dims, stride 0 */
+    if (g.from_input) {
+        g.in_dt = (em_dtype)It->dtype;
+        operand_layout(&g, OP_IN, It, Ct->ndim, a_mat, b_mat, true); /* broadcast to C's shape */
     }
     if (g.M == 0 || g.N == 0 || (nbatch == 0 && !reduce)) return EM_OK;
-    if (nbatch == 0) { /* addbmm over no batches: C = beta * C, a product with K = 0 */
+    if (nbatch == 0) { /* addbmm over no batches: C = beta * input, a product with K = 0 */
         g.K = g.nb = 0;
-        g.base[1] = g.base[2] = g.base[0];
+        g.base[OP_A] = g.base[OP_B] = g.base[OP_C];
         nbatch = 1;
     }
-    int64_t folded = reduce || nb == 0 ? 0 : fold_rows(Ct, At, Bt, nb);
+    int64_t folded = reduce || g.nb == 0 ? 0 : fold_rows(&g);
     if (folded) {
         g.M = folded;
         g.nb = 0;

@@ -115,31 +115,32 @@ static bool may_overlap(const em_tensor *a, const em_tensor *b)
     return lo[0] < hi[1] && lo[1] < hi[0];
 }
 
-/* dst = beta * input + alpha * A @ B (Note [GEMM call]); `reduce` sums over
- * the batch (addbmm). dst, A and B have matching geometry; input broadcasts
- * to dst and may be dst itself (NULL: no input term). */
+/* dst = beta * input + alpha * A @ B (Note [GEMM call]): A, B and input as
+ * the user gave them, dst of the result's shape; `reduce` sums over the
+ * batch (addbmm). input (NULL: none) broadcasts to dst and may be dst itself.
+ * dst is the call's output, so autograd records the product on it; only
+ * when dst overlaps an operand does the product go through a temporary
+ * (then copied into dst, a recorded copy). */
 static em_status run_product(em_op op, em_tensor *dst, const em_tensor *A, const em_tensor *B,
                              const em_tensor *input, double beta, double alpha, bool reduce)
 {
-    if (!input) beta = 0;
     em_tensor *C = dst;
-    if (may_overlap(dst, A) || may_overlap(dst, B)) {
+    bool input_overlaps = input && input != dst && beta != 0 && may_overlap(dst, input);
+    if (may_overlap(dst, A) || may_overlap(dst, B) || input_overlaps) {
         C = em_tensor_new(dst->ndim, dst->sizes, (em_dtype)dst->dtype, dst->storage->device);
         if (!C) return em_error_code();
     }
-    em_status st = EM_OK;
-    if (beta != 0 && input != C) st = em_copy_(C, input);
-    if (st == EM_OK) {
-        em_call c = {.op = op, .nin = 2, .nout = 1, .dtype = (em_dtype)A->dtype};
-        c.out[0] = C;
-        c.in[0] = A;
-        c.in[1] = B;
-        c.operand_dtypes[0] = c.operand_dtypes[1] = c.operand_dtypes[2] = A->dtype;
-        c.f[0] = beta;
-        c.f[1] = alpha;
-        c.i[0] = reduce;
-        st = em_dispatch(&c);
-    }
+    em_call c = {.op = op, .nin = input ? 3 : 2, .nout = 1, .dtype = (em_dtype)A->dtype};
+    c.out[0] = C;
+    c.in[0] = A;
+    c.in[1] = B;
+    c.in[2] = input;
+    c.operand_dtypes[0] = c.operand_dtypes[1] = c.operand_dtypes[2] = A->dtype;
+    c.operand_dtypes[3] = input ? input->dtype : A->dtype;
+    c.f[0] = input ? beta : 0;
+    c.f[1] = alpha;
+    c.i[0] = reduce;
+    em_status st = em_dispatch(&c);
     if (st == EM_OK && C != dst) st = em_copy_(dst, C);
     if (C != dst) em_release(C);
     return st;
@@ -149,29 +150,6 @@ static em_status run_product(em_op op, em_tensor *dst, const em_tensor *A, const
 static em_tensor *view_of(const em_tensor *t, int n, const int64_t *sizes, const int64_t *strides)
 {
     return em_tensor_view(t, n, sizes, strides, t->offset);
-}
-
-/* run_product on views of vectors and matrices as the kernel's matrices:
- * each of a, b, dst is given as (rows, cols, row stride, col stride). */
-typedef struct mview {
-    const em_tensor *t;
-    int64_t rows, cols, rs, cs;
-} mview;
-
-static em_status run_product_2d(em_op op, mview dst, mview a, mview b, const mview *input, double beta,
-                                double alpha)
-{
-    em_tensor *v[4] = {NULL, NULL, NULL, NULL};
-    const mview m[4] = {dst, a, b, input ? *input : dst};
-    int nv = input && input->t != dst.t ? 4 : 3; /* in place, the input term is dst's view */
-    em_status st = EM_OK;
-    for (int k = 0; k < nv && st == EM_OK; k++) {
-        v[k] = view_of(m[k].t, 2, (const int64_t[]){m[k].rows, m[k].cols}, (const int64_t[]){m[k].rs, m[k].cs});
-        if (!v[k]) st = em_error_code();
-    }
-    if (st == EM_OK) st = run_product(op, v[0], v[1], v[2], !input ? NULL : v[nv == 4 ? 3 : 0], beta, alpha, false);
-    for (int k = 0; k < nv; k++) em_release(v[k]);
-    return st;
 }
 
 /* ---- dot, vdot -------------------------------------------------------------- */
@@ -194,10 +172,7 @@ static em_tensor *dot_impl(int mode, em_tensor *out, const em_tensor *a, const e
                         em_dtype_scalar_name((em_dtype)out->dtype), em_dtype_scalar_name((em_dtype)a->dtype));
     const int64_t scalar_shape[1] = {1}; /* 0 dims: never read, but not NULL for memcmp */
     em_tensor *dst = product_dst(mode, out, 0, scalar_shape, (em_dtype)a->dtype, a, "dot");
-    if (!dst) return NULL;
-    int64_t k = a->sizes[0];
-    if (run_product_2d(EM_OP_dot, (mview){dst, 1, 1, 0, 0}, (mview){a, 1, k, 0, a->strides[0]},
-                       (mview){b, k, 1, b->strides[0], 0}, NULL, 0, 1)) {
+    if (dst && run_product(EM_OP_dot, dst, a, b, NULL, 0, 1, false)) {
         em_release(dst);
         return NULL;
     }
@@ -232,11 +207,7 @@ static em_tensor *addmv_impl(int mode, em_op op, em_tensor *out, const em_tensor
     if (mode == MODE_INPLACE && (check_inplace_shape(input, 1, &n) || check_inplace_dtype(input, (em_dtype)mat->dtype)))
         return NULL;
     em_tensor *dst = product_dst(mode, out, 1, &n, (em_dtype)mat->dtype, mat, name);
-    if (!dst) return NULL;
-    /* input (n), (1) or () as a column broadcasting to dst's (n, 1) */
-    mview in2d = {input, !input ? 0 : input->ndim ? input->sizes[0] : 1, 1, !input || !input->ndim ? 0 : input->strides[0], 0};
-    if (run_product_2d(op, (mview){dst, n, 1, dst->strides[0], 0}, (mview){mat, n, k, mat->strides[0], mat->strides[1]},
-                       (mview){vec, k, 1, vec->strides[0], 0}, input ? &in2d : NULL, beta, alpha)) {
+    if (dst && run_product(op, dst, mat, vec, input, beta, alpha, false)) {
         em_release(dst);
         return NULL;
     }
@@ -421,48 +392,6 @@ static void *matmul_size_error(const em_tensor *a, const em_tensor *b)
                     "got: [%lld, %lld].", (long long)batch, (long long)k, (long long)batch, (long long)kb);
 }
 
-/* The batched case: a as (batch..., n, k) and b as (batch..., k, m), batch
- * dims broadcast by stride-0 views, writing dst viewed as (batch..., n, m). */
-static em_status matmul_batched(em_tensor *dst, const em_tensor *a, const em_tensor *b, int nb, const int64_t *batch)
-{
-    const em_tensor *src[2] = {a, b};
-    em_tensor *v[3] = {NULL, NULL, NULL};
-    int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS];
-    em_status st = EM_OK;
-    for (int k = 0; k < 2 && st == EM_OK; k++) {
-        const em_tensor *t = src[k];
-        int tb = t->ndim > 2 ? t->ndim - 2 : 0; /* t's own batch dims */
-        for (int d = 0; d < nb; d++) {
-            int td = d - (nb - tb);
-            sizes[d] = batch[d];
-            strides[d] = td >= 0 && t->sizes[td] != 1 ? t->strides[td] : 0;
-        }
-        if (t->ndim >= 2) {
-            for (int j = 0; j < 2; j++) sizes[nb + j] = t->sizes[tb + j], strides[nb + j] = t->strides[tb + j];
-        } else if (k == 0) { /* a vector on the left is a row: (1, k) */
-            sizes[nb] = 1, strides[nb] = 0, sizes[nb + 1] = t->sizes[0], strides[nb + 1] = t->strides[0];
-        } else { /* on the right, a column: (k, 1) */
-            sizes[nb] = t->sizes[0], strides[nb] = t->strides[0], sizes[nb + 1] = 1, strides[nb + 1] = 0;
-        }
-        v[k + 1] = view_of(t, nb + 2, sizes, strides);
-        if (!v[k + 1]) st = em_error_code();
-    }
-    if (st == EM_OK) { /* dst lacks the dims of vector operands: size 1 there */
-        int d = 0;
-        for (; d < nb; d++) sizes[d] = batch[d], strides[d] = dst->strides[d];
-        bool has_n = a->ndim >= 2, has_m = b->ndim >= 2;
-        sizes[nb] = has_n ? dst->sizes[d] : 1;
-        strides[nb] = has_n ? dst->strides[d++] : 0;
-        sizes[nb + 1] = has_m ? dst->sizes[d] : 1;
-        strides[nb + 1] = has_m ? dst->strides[d] : 0;
-        v[0] = view_of(dst, nb + 2, sizes, strides);
-        if (!v[0]) st = em_error_code();
-    }
-    if (st == EM_OK) st = run_product(nb ? EM_OP_bmm : EM_OP_mm, v[0], v[1], v[2], NULL, 0, 1, false);
-    for (int k = 0; k < 3; k++) em_release(v[k]);
-    return st;
-}
-
 static em_tensor *matmul_impl(int mode, em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
     if (CHECK_NOT_NULL("matmul", a, b)) return NULL;
@@ -471,15 +400,7 @@ static em_tensor *matmul_impl(int mode, em_tensor *out, const em_tensor *a, cons
                         a->ndim, b->ndim);
     if (a->ndim == 1 && b->ndim == 1) return dot_impl(mode, out, a, b);
     if (a->ndim == 2 && b->ndim == 1) return addmv_impl(mode, EM_OP_mv, out, NULL, a, b, 0, 1);
-    /* mm itself, so that the result is the product's output (autograd records it there) */
     if (a->ndim == 2 && b->ndim == 2) return addmm_impl(mode, EM_OP_mm, out, NULL, a, b, 0, 1);
-    if (a->ndim == 1 && b->ndim == 2 && mode == MODE_NEW) { /* (k) x (k, m): a row through mm */
-        em_tensor *row = em_unsqueeze(a, 0), *r = row ? addmm_impl(MODE_NEW, EM_OP_mm, NULL, NULL, row, b, 0, 1) : NULL;
-        em_tensor *v = r ? em_squeeze_dim(r, 0) : NULL;
-        em_release(row);
-        em_release(r);
-        return v;
-    }
     if (mode == MODE_OUT && !out) return em_error(EM_ERR_VALUE, "matmul: out is NULL");
 
     /* broadcast the batch dims (all but the last two; vectors have none) */
@@ -502,8 +423,10 @@ static em_tensor *matmul_impl(int mode, em_tensor *out, const em_tensor *a, cons
     if (a->ndim >= 2) shape[n++] = a->sizes[a->ndim - 2];
     if (b->ndim >= 2) shape[n++] = b->sizes[b->ndim - 1];
     if (n > EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "matmul: too many dims");
+    /* the rest is one call of the product kernel on a and b as they are
+     * (Note [GEMM call]): bmm's with batch dims, else mm's ((k) x (k, m)) */
     em_tensor *dst = product_dst(mode, out, n, shape, (em_dtype)a->dtype, a, "matmul");
-    if (dst && matmul_batched(dst, a, b, nb, shape)) {
+    if (dst && run_product(nb ? EM_OP_bmm : EM_OP_mm, dst, a, b, NULL, 0, 1, false)) {
         em_release(dst);
         return NULL;
     }

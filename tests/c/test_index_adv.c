@@ -220,7 +220,8 @@ TEST(masked_scatter_and_select_match_reference)
     for (int k = 0; k < NDTYPES; k++) {
         em_dtype dt = DTYPES[k];
         em_tensor *x = trand(dt, SHAPE(3, 4), -9, 9), *m = tints(EM_BOOL, SHAPE(3, 4), 0, 2), *mu = em_to_dtype(m, EM_U8);
-        em_tensor *s0 = trand(dt, SHAPE(4, 6), -9, 9), *src = em_t(s0); /* non-contiguous (6, 4): read row-major; 24 values cover any mask below */
+        /* non-contiguous (6, 4), read row-major: enough for any mask below (24 elements) */
+        em_tensor *s0 = trand(dt, SHAPE(4, 6), -9, 9), *src = em_t(s0);
         double *xv = tvals(x), *sv = tvals(src);
         em_tensor *a = tnoncontig(x);
         CHECK(em_masked_scatter_(a, mu, src) == EM_OK);
