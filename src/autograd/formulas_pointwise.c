@@ -23,12 +23,12 @@ EM_BACKWARD(neg, 0)
 PASS_GRAD(positive)
 PASS_GRAD(frac)
 /* piecewise-constant ops: a zero gradient for every input */
-#define ZERO_GRAD(op)                                                   \
-    EM_BACKWARD(op, 0)                                                  \
-    {                                                                   \
-        em_arena a = {0};                                               \
-        for (int i = 0; i < n->nin; i++) GRAD(i, X(em_zeros_like(G, EM_DTYPE_NONE))); \
-        DONE();                                                         \
+#define ZERO_GRAD(op)                                                                   \
+    EM_BACKWARD(op, 0)                                                                  \
+    {                                                                                   \
+        em_arena a = {0};                                                               \
+        for (int i = 0; i < n->nin; i++) GRAD(i, X(em_zeros_like(G, EM_DTYPE_NONE)));  \
+        DONE();                                                                         \
     }
 ZERO_GRAD(sign)
 ZERO_GRAD(floor)

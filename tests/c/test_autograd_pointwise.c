@@ -279,3 +279,43 @@ TEST(pointwise_backward_refused_or_twice)
     for (int i = 0; i < 3; i++) CHECK(fabs(tval(gg, i) - exp(tval(x, i))) < 1e-12);
     RELEASE(x, v, na, hv, s1, s2, y, s, g, gs, gg);
 }
+
+/* d sum(op(in)) / d in[k] into g[], or false */
+static bool sum_grads(const pw_case *c, em_tensor *const *in, em_tensor **g)
+{
+    em_tensor *y = call_new(c, (const em_tensor *const *)in);
+    em_tensor *s = y ? em_sum(y, 0, NULL, false, EM_DTYPE_NONE) : NULL;
+    bool ok = s && em_autograd_grad(1, &s, NULL, arity(c->op), in, false, false, false, g) == EM_OK;
+    RELEASE(y, s);
+    return ok;
+}
+
+/* The formulas in float32 and bfloat16: gradients of the input's dtype,
+ * close to those of float64 inputs of the same values */
+TEST(pointwise_grads_in_low_precision)
+{
+    const em_dtype dts[] = {EM_F32, EM_BF16};
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const pw_case *c = &cases[k];
+        int nin = arity(c->op);
+        for (int d = 0; d < 2; d++) {
+            em_tensor *lo[3] = {0}, *hi[3] = {0}, *glo[3] = {0}, *ghi[3] = {0};
+            const int64_t *shapes[] = {(const int64_t[]){2, 3}, (const int64_t[]){3}, (const int64_t[]){2, 1}};
+            const int ndims[] = {2, 1, 2};
+            for (int i = 0; i < nin; i++) {
+                lo[i] = trand(dts[d], ndims[i], shapes[i], c->lo, c->hi);
+                hi[i] = em_to_dtype(lo[i], EM_F64);
+                em_set_requires_grad(lo[i], true);
+                em_set_requires_grad(hi[i], true);
+            }
+            bool ok = sum_grads(c, lo, glo) && sum_grads(c, hi, ghi);
+            for (int i = 0; i < nin && ok; i++) {
+                double *want = tvals(ghi[i]), tol = dts[d] == EM_F32 ? 1e-5 : 3e-2;
+                ok = em_dtype_of(glo[i]) == dts[d] && tclose(glo[i], want, tol, tol);
+                free(want);
+            }
+            RELEASE(lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], glo[0], glo[1], glo[2], ghi[0], ghi[1], ghi[2]);
+            CHECK_MSG(ok, "%s in %s [%s]", em_ops[c->op].name, em_dtype_name(dts[d]), em_last_error());
+        }
+    }
+}
