@@ -155,6 +155,11 @@ bool em_node_needs_grad(const em_node *n, int i);
  * NULL with an error if it was modified in place or freed. Borrowed. */
 const em_tensor *em_node_input(const em_node *n, int i);
 const em_tensor *em_node_output(const em_node *n, int k);
+/* Saved output k as a new reference, which in grad mode (create_graph)
+ * carries history (grad_fn n): formulas that read their output use it to be
+ * differentiable twice. Release it before the formula returns (Note
+ * [Unpacking a saved output] in graph.c). NULL with an error as above. */
+em_tensor *em_node_unpack_output(const em_node *n, int k);
 em_node *em_node_new(const char *name, em_backward_fn fn);
 void em_node_retain(em_node *n);
 void em_node_release(em_node *n);

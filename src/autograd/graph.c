@@ -84,14 +84,34 @@ static const em_tensor *saved(const em_node *n, const em_saved *s, const char *w
 
 const em_tensor *em_node_input(const em_node *n, int i) { return saved(n, &n->in[i], "input"); }
 /* A saved output is an alias without history (the output holds this node:
- * a reference back would be a cycle), so a formula reading it cannot be
- * differentiated again yet: refused while recording (create_graph). */
+ * a reference back would be a cycle), so what a formula computes from the
+ * borrowed alias cannot be differentiated again: refused while recording
+ * (create_graph). em_node_unpack_output() is the form that can. */
 const em_tensor *em_node_output(const em_node *n, int k)
 {
     if (em_grad_mode())
         return em_error(EM_ERR_NOT_IMPLEMENTED, "double backward through %s (which saves its output) is not "
                         "implemented yet", n->name);
     return saved(n, &n->out[k], "output");
+}
+
+/* Note [Unpacking a saved output]: while recording (create_graph), the
+ * formula gets a fresh alias whose grad_fn is n itself, output k, so that
+ * what it computes from the output differentiates through n again. The
+ * alias is the caller's until the formula returns: n never holds it (that
+ * would be the cycle n -> alias -> n); the nodes the formula records hold n
+ * through their edges, and nothing reachable from n holds them. */
+em_tensor *em_node_unpack_output(const em_node *n, int k)
+{
+    const em_tensor *y = saved(n, &n->out[k], "output");
+    if (!y) return NULL;
+    if (!em_grad_mode()) return em_retain((em_tensor *)y);
+    em_tensor *r = em_detach(y);
+    if (r && em_set_history(r, (em_node *)n, k)) {
+        em_release(r);
+        return NULL;
+    }
+    return r;
 }
 
 /* ---- metadata ----------------------------------------------------------- */

@@ -120,10 +120,9 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
         bool written = false; /* an input the kernel overwrites (in place) is saved as it was */
         for (int j = 0; j < c->nout; j++) written |= c->out[j] && c->out[j]->storage == in->storage;
         /* the input itself (it cannot lead back to this node), or a copy of it
-         * as it was when the kernel overwrites it (in place) */
-        em_set_grad_enabled(false);
+         * as it was when the kernel overwrites it (in place): a recorded copy,
+         * whose history (the input's) a double backward follows */
         n->in[i].t = written ? em_clone(in) : em_retain((em_tensor *)in);
-        em_set_grad_enabled(true);
         if (!n->in[i].t) st = em_error_code();
         else n->in[i].version = em_version(n->in[i].t);
     }

@@ -92,6 +92,10 @@ typedef em_tensor *(*fn_t)(em_tensor *const *in, const void *ctx);
  * grad) with central differences of sum(f(in) * w) for a random w; prints
  * the first mismatch. */
 bool gradcheck(const char *name, fn_t f, int nin, em_tensor *const *in, const void *ctx);
+/* Compares the second derivatives recorded by create_graph with central
+ * differences of the first derivatives (w.r.t. the inputs and the output's
+ * gradient); prints the first mismatch. */
+bool gradgradcheck(const char *name, fn_t f, int nin, em_tensor *const *in, const void *ctx);
 /* A float64 leaf requiring grad with values in [lo, hi). */
 em_tensor *leaf(int ndim, const int64_t *sizes, double lo, double hi);
 
