@@ -455,8 +455,7 @@ EM_BACKWARD(logcumsumexp, RESULT_AND_INPUT)
 EM_BACKWARD(softmax, EM_SAVE_OUT(0))
 {
     em_arena a = {0};
-    const em_tensor *y = em_node_output(n, 0);
-    if (!y) return em_error_code();
+    em_tensor *y = X(em_node_unpack_output(n, 0)); /* differentiable again under create_graph */
     int d = dim_of(n);
     em_tensor *s = X(em_sum(X(em_mul(G, y)), 1, &d, true, EM_DTYPE_NONE));
     GRAD(0, X(em_mul(y, X(em_sub(G, s, 1)))));
@@ -467,8 +466,7 @@ EM_BACKWARD(softmax, EM_SAVE_OUT(0))
 EM_BACKWARD(log_softmax, EM_SAVE_OUT(0))
 {
     em_arena a = {0};
-    const em_tensor *y = em_node_output(n, 0);
-    if (!y) return em_error_code();
+    em_tensor *y = X(em_node_unpack_output(n, 0)); /* differentiable again under create_graph */
     int d = dim_of(n);
     em_tensor *s = X(em_sum(G, 1, &d, true, EM_DTYPE_NONE));
     GRAD(0, X(em_sub(G, X(em_mul(X(em_exp(y)), s)), 1)));

@@ -28,6 +28,8 @@ TEST(gradcheck_reductions_and_products)
     CHECK(gradcheck("mean", f_mean, 1, &x, NULL));
     CHECK(gradcheck("softmax", f_softmax, 1, &x, NULL));
     CHECK(gradcheck("log_softmax", f_log_softmax, 1, &x, NULL));
+    CHECK(gradgradcheck("softmax", f_softmax, 1, &x, NULL));
+    CHECK(gradgradcheck("log_softmax", f_log_softmax, 1, &x, NULL));
     em_tensor *a = leaf(SHAPE(3, 4), -1, 1), *b = leaf(SHAPE(5, 4), -1, 1), *v = leaf(SHAPE(4), -1, 1);
     em_tensor *ab[] = {a, b}, *av[] = {a, v};
     CHECK(gradcheck("mm of a transposed view", f_mm_t, 2, ab, NULL));

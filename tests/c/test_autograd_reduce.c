@@ -343,7 +343,7 @@ TEST(autograd_reduce_gradcheck_through_zeros)
 /* ---- second derivatives (create_graph) ------------------------------------------------ */
 /* Checks d/dx <grad(sum(op(x) w)), v> against central differences of the
  * first gradient, for fixed random w and v. */
-static bool gradgradcheck(const rcase *r, em_tensor *x)
+static bool reduce_gradgradcheck(const rcase *r, em_tensor *x)
 {
     em_tensor *y = run_op(r, x), *w = y ? trand(EM_F64, em_ndim(y), em_sizes(y), -1, 1) : NULL;
     em_tensor *v = trand(EM_F64, em_ndim(x), em_sizes(x), -1, 1), *g = NULL, *gv = NULL, *s = NULL, *gg = NULL;
@@ -391,7 +391,7 @@ TEST(autograd_reduce_create_graph)
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         em_tensor *x = leaf(SHAPE(2, 3, 4), 0.5, 1.5);
-        CHECK_MSG(gradgradcheck(&cases[c], x), "%s", em_ops[cases[c].op].name);
+        CHECK_MSG(reduce_gradgradcheck(&cases[c], x), "%s", em_ops[cases[c].op].name);
         em_release(x);
     }
 }
@@ -405,7 +405,7 @@ TEST(autograd_reduce_create_graph_scans)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         em_tensor *x = leaf(SHAPE(2, 3, 4), 0.5, 1.5), *y = run_op(&cases[c], x), *g = NULL;
         em_status st = em_autograd_grad(1, &y, (em_tensor *[]){y}, 1, &x, true, true, false, &g);
-        if (st == EM_OK) CHECK_MSG(gradgradcheck(&cases[c], x), "%s", em_ops[cases[c].op].name);
+        if (st == EM_OK) CHECK_MSG(reduce_gradgradcheck(&cases[c], x), "%s", em_ops[cases[c].op].name);
         else CHECK_MSG(st == EM_ERR_NOT_IMPLEMENTED, "%s: %s", em_ops[cases[c].op].name, em_last_error());
         RELEASE(x, y, g);
     }
