@@ -146,7 +146,9 @@ TEST(function_needs_input_grad)
     CHECK(p->needs[0] && !p->needs[1]);
     CHECK((ga = em_get_grad(a)) && !em_get_grad(b));
     em_tensor *want = em_mul(a, b); /* the gradient given for y is a */
-    CHECK(ga && tclose(ga, tvals(want), 1e-12, 0));
+    double *wv = tvals(want);
+    CHECK(ga && tclose(ga, wv, 1e-12, 0));
+    free(wv);
     RELEASE(y, ga, want);
     /* the NULL input (a non-tensor argument) has no edge and needs no grad */
     p = probe_new();
@@ -353,6 +355,13 @@ TEST(inference_mode)
                                    "clone to get a normal tensor and use it in autograd."));
     em_tensor *s = em_add(x, w, 1);
     CHECK(s && em_grad_fn(s));
+    /* an inference tensor is written only in inference mode */
+    CHECK_ERR(em_add_(x, w, 1), EM_ERR_RUNTIME);
+    CHECK(strstr(em_last_error(), "Inplace update to inference tensor outside InferenceMode is not allowed."));
+    CHECK(tval(x, 0) == 1 && em_add_(c, w, 1) == EM_OK);
+    em_set_inference_mode(true);
+    CHECK(em_add_(x, w, 1) == EM_OK && tval(x, 0) != 1);
+    em_set_inference_mode(false);
     em_tensor *xw[] = {x, w}, *out[EM_FUNCTION_MAX_OUT] = {0};
     int nout;
     CHECK_ERR(em_function_apply(&mul_needs, probe_new(), 2, (const em_tensor *const *)xw, &nout, out), EM_ERR_RUNTIME);
