@@ -196,13 +196,17 @@ static void geometry(em_geometry *g, const em_tensor *t)
 }
 
 /* The node for ctx with edges to the inputs that need grad, made before
- * forward runs (forward may rewrite an input's history: mark_dirty). */
+ * forward runs (forward may rewrite an input's history: mark_dirty). On
+ * failure ctx is freed. */
 static em_node *make_node(em_function_ctx *ctx, const em_tensor *const *in)
 {
     char name[64];
     snprintf(name, sizeof name, "%sBackward", ctx->f->name ? ctx->f->name : "Function");
     em_node *n = em_node_new(name, custom_backward);
-    if (!n) return NULL;
+    if (!n) {
+        em_function_ctx_free(ctx);
+        return NULL;
+    }
     n->fn_ctx = ctx;
     ctx->node = n;
     n->nin = ctx->nin;
@@ -325,7 +329,10 @@ em_status em_function_apply(const em_function *f, void *user, int nin, const em_
     }
     *ctx = (em_function_ctx){.f = f, .user = user, .nin = nin, .materialize = true};
     bool record = false;
-    for (int i = 0; i < nin; i++) record |= ctx->needs[i] = em_grad_mode() && in[i] && em_requires_grad(in[i]);
+    for (int i = 0; i < nin; i++) {
+        ctx->needs[i] = em_grad_mode() && in[i] && em_requires_grad(in[i]);
+        record |= ctx->needs[i];
+    }
     if (record && !make_node(ctx, in)) return em_error_code();
 
     em_tensor *res[EM_NODE_MAX_OUT] = {0};

@@ -199,6 +199,7 @@ TEST(function_mark_dirty)
 {
     em_tensor *w = leaf(SHAPE(2, 3), -1, 1);
     CHECK(gradcheck("ExpInPlace", f_exp_inplace, 1, &w, NULL));
+    CHECK(gradgradcheck("ExpInPlace (through its saved output)", f_exp_inplace, 1, &w, NULL));
     em_tensor *x = em_clone(w), *y = apply1(&exp_inplace, NULL, 1, &x);
     CHECK(y == x && !strcmp(em_node_name(em_grad_fn(x)), "ExpInPlaceBackward"));
     em_release(y);
