@@ -19,6 +19,17 @@ typedef struct em_node em_node;
 bool em_is_grad_enabled(void);
 void em_set_grad_enabled(bool enabled);
 
+/* ---- inference mode (thread-local, off by default) ----------------------- */
+/* Like entering torch.inference_mode(enabled): sets inference mode and sets
+ * grad mode to !enabled. To leave, restore both previous states. While it is
+ * on nothing is recorded (even if grad mode is switched back on), and every
+ * tensor made is an inference tensor (views inherit their base's state). */
+void em_set_inference_mode(bool enabled);
+bool em_is_inference_mode_enabled(void);
+/* An inference tensor can never be saved for backward, nor made to require
+ * grad outside inference mode (RuntimeError). */
+bool em_is_inference(const em_tensor *t);
+
 /* ---- a tensor's autograd state ------------------------------------------ */
 /* requires_grad_: only leaves may change it (PyTorch's rule), and only
  * floating-point tensors may require grad. */
@@ -51,7 +62,60 @@ em_node *em_node_next(const em_node *n, int i, int *input_nr);
  * fails the backward). Returns a handle > 0, or -1 on error. */
 typedef em_tensor *(*em_grad_hook_fn)(const em_tensor *grad, void *ctx);
 int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx);
+/* Called after a leaf's .grad was accumulated by em_backward (not by
+ * em_autograd_grad), with the leaf, in registration order; an error set by
+ * the hook fails the backward. Leaves only. Returns a handle > 0 (removed by
+ * em_remove_hook), or -1 on error. */
+typedef void (*em_post_accumulate_hook_fn)(em_tensor *leaf, void *ctx);
+int em_register_post_accumulate_grad_hook(em_tensor *leaf, em_post_accumulate_hook_fn fn, void *ctx);
+/* Removes a hook of either kind registered on t. */
 em_status em_remove_hook(em_tensor *t, int handle);
+
+/* ---- custom functions (torch.autograd.Function) --------------------------- */
+/* A differentiable function with user callbacks. em_function_apply runs
+ * forward with grad mode off; when grad mode is on and an input requires
+ * grad, the outputs get a node "<name>Backward" as grad_fn whose backward
+ * turns the outputs' gradients into the inputs'. */
+typedef struct em_function_ctx em_function_ctx;
+typedef struct em_function {
+    const char *name;
+    /* Reads in[0..nin) (NULL entries allowed: non-tensor arguments), sets
+     * *nout (<= EM_FUNCTION_MAX_OUT) and out[k] to new references; may return
+     * an input itself (as a new reference): marked dirty it was written in
+     * place, otherwise its output is an alias of it. */
+    em_status (*forward)(em_function_ctx *ctx, int nin, const em_tensor *const *in, int *nout, em_tensor **out);
+    /* From grad_out[k] (NULL for a missing gradient only when materialize
+     * grads is off; zeros otherwise) sets grad_in[i] to a new reference or
+     * NULL (no gradient) for each input; grads for inputs that need none are
+     * dropped. A gradient must have its input's shape or one that sums to it
+     * (broadcast). Runs with grad mode on under create_graph. */
+    em_status (*backward)(em_function_ctx *ctx, int nout, em_tensor *const *grad_out, int nin, em_tensor **grad_in);
+    /* Frees the `user` data given to em_function_apply (may be NULL). */
+    void (*free_user)(void *user);
+} em_function;
+#define EM_FUNCTION_MAX_IN 6
+#define EM_FUNCTION_MAX_OUT 4
+/* Applies f to in[0..nin) (nin <= EM_FUNCTION_MAX_IN); out must have room
+ * for EM_FUNCTION_MAX_OUT. Takes ownership of `user`: f->free_user(user) is
+ * called exactly once, when the node is freed, or before returning when no
+ * node is made or on failure. On failure *nout = 0 and nothing is returned. */
+em_status em_function_apply(const em_function *f, void *user, int nin, const em_tensor *const *in, int *nout,
+                            em_tensor **out);
+/* The ctx API, callable from forward (the save/mark functions) and from
+ * backward (the rest). Tensors given are borrowed. */
+em_status em_ctx_save_for_backward(em_function_ctx *ctx, int n, const em_tensor *const *tensors);
+/* Saved tensor i as a new reference (NULL with an error when it was modified
+ * in place since, or freed by an earlier backward); NULL without an error
+ * for a saved NULL. */
+em_tensor *em_ctx_saved_tensor(em_function_ctx *ctx, int i);
+int em_ctx_num_saved(const em_function_ctx *ctx);
+void *em_ctx_user(const em_function_ctx *ctx);
+bool em_ctx_needs_input_grad(const em_function_ctx *ctx, int i);
+/* Input `t` was modified in place by forward and is returned as an output. */
+em_status em_ctx_mark_dirty(em_function_ctx *ctx, const em_tensor *t);
+/* Output `t` gets no gradient (its grad_out is zeros, or NULL). */
+em_status em_ctx_mark_non_differentiable(em_function_ctx *ctx, const em_tensor *t);
+void em_ctx_set_materialize_grads(em_function_ctx *ctx, bool materialize);
 
 /* ---- the engine -------------------------------------------------------------- */
 /* Accumulates d(sum of tensors[i] * grad_tensors[i]) / d(leaf) into every

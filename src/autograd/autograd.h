@@ -13,6 +13,7 @@
 typedef struct em_hook {
     int id;
     em_grad_hook_fn fn;
+    em_post_accumulate_hook_fn post; /* post-accumulate-grad hooks (em_meta.post_hooks) */
     void *ctx;
     struct em_meta *retain; /* retain_grad: store the gradient into this tensor's meta */
     struct em_hook *next;
@@ -27,6 +28,7 @@ typedef struct em_meta {
     int output_nr;
     em_node *acc;     /* a leaf's AccumulateGrad node while one lives (weak) */
     em_hook *hooks;   /* a leaf's hooks (a non-leaf's live on its grad_fn) */
+    em_hook *post_hooks; /* a leaf's post-accumulate-grad hooks */
     bool is_view;     /* made by a recorded view: in-place writes to it are refused */
 } em_meta;
 
@@ -57,7 +59,7 @@ typedef em_status (*em_backward_fn)(const em_node *n, em_tensor *const *grad_out
 
 struct em_node {
     int64_t refcount;
-    char name[40];
+    char name[64];
     em_backward_fn apply; /* NULL for AccumulateGrad */
     em_call call;         /* the forward call's op, dtype and params (tensor pointers cleared) */
     int nin, nout;
@@ -69,6 +71,8 @@ struct em_node {
     bool released;                 /* saved tensors freed by a backward without retain_graph */
     em_hook *hooks[EM_NODE_MAX_OUT]; /* hooks of non-leaf output k */
     em_tensor *leaf;               /* AccumulateGrad: the leaf (strong) */
+    em_function_ctx *fn_ctx;       /* custom functions: their ctx (owned) */
+    bool keep_missing_grads;       /* missing grad_out reach apply as NULL, not zeros */
     /* view nodes: the view's and its base's geometry in their storage */
     int64_t view_sizes[EM_MAX_DIMS], view_strides[EM_MAX_DIMS], view_offset;
     int view_ndim;
@@ -154,6 +158,10 @@ bool em_node_needs_grad(const em_node *n, int i);
 /* Saved input i / output k, checked against its version at save time;
  * NULL with an error if it was modified in place or freed. Borrowed. */
 const em_tensor *em_node_input(const em_node *n, int i);
+/* The same check for any tensor n saved (`what` names it in the message). */
+const em_tensor *em_saved_unpack(const em_node *n, const em_saved *s, const char *what);
+/* Refuses an inference tensor (em_is_inference) as a tensor to save. */
+em_status em_check_savable(const em_tensor *t);
 const em_tensor *em_node_output(const em_node *n, int k);
 /* Saved output k as a new reference, which in grad mode (create_graph)
  * carries history (grad_fn n): formulas that read their output use it to be
@@ -164,6 +172,10 @@ em_node *em_node_new(const char *name, em_backward_fn fn);
 void em_node_retain(em_node *n);
 void em_node_release(em_node *n);
 void em_node_release_saved(em_node *n);
+/* A custom function's ctx (function.c): its saved tensors, and all of it
+ * (calling the user data's destructor). */
+void em_function_ctx_release_saved(em_function_ctx *ctx);
+void em_function_ctx_free(em_function_ctx *ctx);
 /* The node that receives gradients for t: its grad_fn or its leaf's
  * AccumulateGrad (created on demand); NULL when t needs no grad. Strong. */
 em_node *em_gradient_edge(em_tensor *t, int *input_nr);

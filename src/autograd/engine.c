@@ -124,9 +124,30 @@ static em_status run_hooks(em_hook *h, em_tensor **g)
     return EM_OK;
 }
 
-static em_status accumulate_leaf(em_tensor *leaf, em_tensor *g, bool create)
+/* Runs a leaf's post-accumulate-grad hooks. They may remove hooks, so the
+ * list is copied first. */
+static em_status run_post_hooks(em_tensor *leaf)
 {
     em_meta *m = em_meta_get(leaf);
+    int n = 0;
+    for (em_hook *h = m->post_hooks; h; h = h->next) n++;
+    if (!n) return EM_OK;
+    em_hook *copy = malloc(n * sizeof *copy);
+    if (!copy) return em_fail(EM_ERR_MEMORY, "out of memory running hooks");
+    n = 0;
+    for (em_hook *h = m->post_hooks; h; h = h->next) copy[n++] = *h;
+    em_status st = EM_OK;
+    for (int i = 0; i < n && st == EM_OK; i++) {
+        em_clear_error();
+        copy[i].post(leaf, copy[i].ctx);
+        st = em_error_code();
+    }
+    free(copy);
+    return st;
+}
+
+static em_status accumulate_grad(em_meta *m, em_tensor *g, bool create)
+{
     if (!m->grad) { /* a broadcast or strided gradient is stored dense: later steps add into it */
         if (!em_tensor_is_dense(g)) m->grad = em_contiguous(g);
         else m->grad = create ? em_retain(g) : em_detach(g);
@@ -134,6 +155,15 @@ static em_status accumulate_leaf(em_tensor *leaf, em_tensor *g, bool create)
     }
     if (create) return accumulate(&m->grad, em_retain(g));
     return em_add_(m->grad, g, 1);
+}
+
+/* t.grad += g, then a leaf's post-accumulate-grad hooks. */
+static em_status accumulate_leaf(em_tensor *t, em_tensor *g, bool create)
+{
+    em_meta *m = em_meta_get(t);
+    em_status st = accumulate_grad(m, g, create);
+    if (st == EM_OK && !m->grad_fn) st = run_post_hooks(t);
+    return st;
 }
 
 static em_status execute(em_node *n, const run *rn, graph *ready)
@@ -166,11 +196,11 @@ static em_status execute(em_node *n, const run *rn, graph *ready)
                            "need to access saved tensors after calling backward.");
         }
         for (int k = 0; k < n->nout && st == EM_OK; k++)
-            if (!n->buf[k] && !(n->buf[k] = em_zeros(n->out_geom[k].ndim, n->out_geom[k].sizes,
+            if (!n->buf[k] && !n->keep_missing_grads && !(n->buf[k] = em_zeros(n->out_geom[k].ndim, n->out_geom[k].sizes,
                                                       (em_dtype)n->out_geom[k].dtype)))
                 st = em_error_code();
         if (st == EM_OK) {
-            bool was = em_grad_mode();
+            bool was = em_is_grad_enabled();
             em_set_grad_enabled(rn->create);
             st = n->apply(n, n->buf, gin);
             em_set_grad_enabled(was);

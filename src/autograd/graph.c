@@ -32,6 +32,7 @@ void em_node_release_saved(em_node *n)
 {
     for (int i = 0; i < EM_NODE_MAX_IN; i++) em_release(n->in[i].t), n->in[i].t = NULL;
     for (int k = 0; k < EM_NODE_MAX_OUT; k++) em_release(n->out[k].t), n->out[k].t = NULL;
+    if (n->fn_ctx) em_function_ctx_release_saved(n->fn_ctx);
     n->released = true;
 }
 
@@ -45,6 +46,7 @@ void em_node_release(em_node *n)
         em_node *m = stack[--top];
         if (__atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) != 0) continue;
         em_node_release_saved(m);
+        if (m->fn_ctx) em_function_ctx_free(m->fn_ctx);
         for (int k = 0; k < EM_NODE_MAX_OUT; k++) free_hooks(m->hooks[k]), em_release(m->buf[k]);
         if (m->leaf) {
             em_meta *lm = em_meta_get(m->leaf);
@@ -65,7 +67,7 @@ void em_node_release(em_node *n)
 
 bool em_node_needs_grad(const em_node *n, int i) { return i < n->nin && n->next[i].node != NULL; }
 
-static const em_tensor *saved(const em_node *n, const em_saved *s, const char *what)
+const em_tensor *em_saved_unpack(const em_node *n, const em_saved *s, const char *what)
 {
     if (n->released || !s->t)
         return em_error(EM_ERR_RUNTIME, "Trying to backward through the graph a second time (or directly access "
@@ -82,7 +84,7 @@ static const em_tensor *saved(const em_node *n, const em_saved *s, const char *w
     return s->t;
 }
 
-const em_tensor *em_node_input(const em_node *n, int i) { return saved(n, &n->in[i], "input"); }
+const em_tensor *em_node_input(const em_node *n, int i) { return em_saved_unpack(n, &n->in[i], "input"); }
 /* A saved output is an alias without history (the output holds this node:
  * a reference back would be a cycle), so what a formula computes from the
  * borrowed alias cannot be differentiated again: refused while recording
@@ -92,7 +94,7 @@ const em_tensor *em_node_output(const em_node *n, int k)
     if (em_grad_mode())
         return em_error(EM_ERR_NOT_IMPLEMENTED, "double backward through %s (which saves its output) is not "
                         "implemented yet", n->name);
-    return saved(n, &n->out[k], "output");
+    return em_saved_unpack(n, &n->out[k], "output");
 }
 
 /* Note [Unpacking a saved output]: while recording (create_graph), the
@@ -103,7 +105,7 @@ const em_tensor *em_node_output(const em_node *n, int k)
  * through their edges, and nothing reachable from n holds them. */
 em_tensor *em_node_unpack_output(const em_node *n, int k)
 {
-    const em_tensor *y = saved(n, &n->out[k], "output");
+    const em_tensor *y = em_saved_unpack(n, &n->out[k], "output");
     if (!y) return NULL;
     if (!em_grad_mode()) return em_retain((em_tensor *)y);
     em_tensor *r = em_detach(y);
@@ -126,6 +128,7 @@ static void free_meta(void *p)
     }
     em_release(m->grad);
     free_hooks(m->hooks);
+    free_hooks(m->post_hooks);
     free(m);
 }
 
@@ -200,6 +203,9 @@ em_status em_set_requires_grad(em_tensor *t, bool requires_grad)
     }
     if (requires_grad && !em_dtype_is_float((em_dtype)t->dtype))
         return em_fail(EM_ERR_RUNTIME, "only Tensors of floating point dtype can require gradients");
+    if (requires_grad && em_is_inference(t) && !em_inference_mode())
+        return em_fail(EM_ERR_RUNTIME, "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                       "allowed.");
     if (!requires_grad && !m) return EM_OK;
     if (!(m = em_meta_of(t))) return em_error_code();
     m->requires_grad = requires_grad;
@@ -245,7 +251,7 @@ em_node *em_grad_fn(const em_tensor *t)
 
 em_tensor *em_detach(const em_tensor *t)
 {
-    bool was = em_grad_mode();
+    bool was = em_is_grad_enabled();
     em_set_grad_enabled(false); /* a plain alias: not recorded as a view */
     em_tensor *r = em_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset);
     em_set_grad_enabled(was);
@@ -283,17 +289,38 @@ int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx)
     return h->id;
 }
 
-em_status em_remove_hook(em_tensor *t, int handle)
+int em_register_post_accumulate_grad_hook(em_tensor *leaf, em_post_accumulate_hook_fn fn, void *ctx)
 {
-    em_hook **list = hook_list(t);
-    if (!list) return em_error_code();
+    em_hook **list = hook_list(leaf), *h;
+    if (!list) return -1;
+    if (em_meta_get(leaf)->grad_fn) {
+        em_fail(EM_ERR_RUNTIME, "post accumulate grad hooks cannot be registered on non-leaf tensors");
+        return -1;
+    }
+    if (!(h = add_hook(&em_meta_get(leaf)->post_hooks))) return -1;
+    h->post = fn;
+    h->ctx = ctx;
+    return h->id;
+}
+
+/* Unlinks and frees the hook `handle` from list; false when absent. */
+static bool unlink_hook(em_hook **list, int handle)
+{
     for (em_hook **p = list; *p; p = &(*p)->next)
         if ((*p)->id == handle) {
             em_hook *h = *p;
             *p = h->next;
             free(h);
-            return EM_OK;
+            return true;
         }
+    return false;
+}
+
+em_status em_remove_hook(em_tensor *t, int handle)
+{
+    em_hook **list = hook_list(t);
+    if (!list) return em_error_code();
+    if (unlink_hook(list, handle) || unlink_hook(&em_meta_get(t)->post_hooks, handle)) return EM_OK;
     return em_fail(EM_ERR_VALUE, "remove_hook: no hook with handle %d", handle);
 }
 
@@ -307,6 +334,16 @@ em_status em_retain_grad(em_tensor *t)
     if (!h) return em_error_code();
     h->retain = m;
     m->retains_grad = true;
+    return EM_OK;
+}
+
+bool em_is_inference(const em_tensor *t) { return t->flags & EM_FLAG_INFERENCE; }
+
+em_status em_check_savable(const em_tensor *t)
+{
+    if (t && em_is_inference(t))
+        return em_fail(EM_ERR_RUNTIME, "Inference tensors cannot be saved for backward. To work around you can make "
+                       "a clone to get a normal tensor and use it in autograd.");
     return EM_OK;
 }
 

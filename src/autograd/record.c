@@ -122,6 +122,7 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
         /* the input itself (it cannot lead back to this node), or a copy of it
          * as it was when the kernel overwrites it (in place): a recorded copy,
          * whose history (the input's) a double backward follows */
+        if ((st = em_check_savable(in))) break;
         n->in[i].t = written ? em_clone(in) : em_retain((em_tensor *)in);
         if (!n->in[i].t) st = em_error_code();
         else n->in[i].version = em_version(n->in[i].t);

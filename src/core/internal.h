@@ -22,7 +22,9 @@ typedef struct em_storage {
     bool external;              /* data not from Ember's allocator (deleter may be NULL) */
 } em_storage;
 
-enum { EM_FLAG_WRAPPED_NUMBER = 1 };
+/* EM_FLAG_INFERENCE: made while inference mode was on (or a view of such a
+ * tensor): autograd refuses to save it for backward. */
+enum { EM_FLAG_WRAPPED_NUMBER = 1, EM_FLAG_INFERENCE = 2 };
 
 struct em_tensor {
     int64_t refcount;
@@ -90,8 +92,11 @@ typedef struct em_autograd_hooks {
     em_status (*record_view)(const em_tensor *base, em_tensor *view);
 } em_autograd_hooks;
 extern const em_autograd_hooks *em_autograd;
-/* Thread-local grad mode (src/core/grad_mode.c). */
+/* Thread-local modes (src/core/grad_mode.c): em_grad_mode() is whether ops
+ * record (grad mode on and inference mode off). Code that switches grad mode
+ * off for a while saves and restores em_is_grad_enabled(). */
 bool em_grad_mode(void);
+bool em_inference_mode(void);
 
 /* ---- tensor construction (no argument checks beyond overflow) -------- */
 em_storage *em_storage_new(size_t nbytes, em_device dev);

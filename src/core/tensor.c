@@ -53,8 +53,9 @@ void em_release(em_tensor *t)
     free(t);
 }
 
+/* inference: whether the new tensor is an inference tensor (EM_FLAG_INFERENCE) */
 static em_tensor *tensor_alloc(em_storage *s, int ndim, const int64_t *sizes, const int64_t *strides,
-                               int64_t offset, em_dtype dt)
+                               int64_t offset, em_dtype dt, bool inference)
 {
     em_tensor *t = malloc(sizeof *t);
     if (!t) return em_error(EM_ERR_MEMORY, "out of memory allocating a tensor");
@@ -63,7 +64,7 @@ static em_tensor *tensor_alloc(em_storage *s, int ndim, const int64_t *sizes, co
     t->offset = offset;
     t->ndim = ndim;
     t->dtype = (int8_t)dt;
-    t->flags = 0;
+    t->flags = inference ? EM_FLAG_INFERENCE : 0;
     t->autograd = NULL;
     if (ndim) {
         memcpy(t->sizes, sizes, ndim * sizeof *sizes);
@@ -78,7 +79,7 @@ em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device 
     em_contiguous_strides(ndim, sizes, strides);
     em_storage *s = em_storage_new(em_shape_numel(ndim, sizes) * em_dtypes[dt].size, dev);
     if (!s) return NULL;
-    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt);
+    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt, em_inference_mode());
     if (!t) em_storage_release(s);
     return t;
 }
@@ -86,7 +87,8 @@ em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device 
 em_tensor *em_tensor_view(const em_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                           int64_t offset)
 {
-    em_tensor *t = tensor_alloc(base->storage, ndim, sizes, strides, offset, (em_dtype)base->dtype);
+    em_tensor *t = tensor_alloc(base->storage, ndim, sizes, strides, offset, (em_dtype)base->dtype,
+                                 (base->flags & EM_FLAG_INFERENCE) != 0);
     if (!t) return NULL;
     __atomic_add_fetch(&base->storage->refcount, 1, __ATOMIC_RELAXED);
     if (base->autograd && em_grad_mode() && em_autograd->record_view(base, t)) {
@@ -104,7 +106,7 @@ em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt)
     for (int i = 0; i < t->ndim; i++) lo += (t->sizes[i] - 1) * t->strides[i];
     em_storage *s = em_storage_new((lo + 1) * em_dtypes[dt].size, t->storage->device);
     if (!s) return NULL;
-    em_tensor *r = tensor_alloc(s, t->ndim, t->sizes, t->strides, 0, dt);
+    em_tensor *r = tensor_alloc(s, t->ndim, t->sizes, t->strides, 0, dt, em_inference_mode());
     if (!r) em_storage_release(s);
     return r;
 }
@@ -200,7 +202,7 @@ em_tensor *em_empty_strided(int ndim, const int64_t *sizes, const int64_t *strid
         return em_error(EM_ERR_MEMORY, "empty_strided: storage size overflows");
     em_storage *s = em_storage_new((size_t)bytes, EM_DEVICE_CPU);
     if (!s) return NULL;
-    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt);
+    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt, em_inference_mode());
     if (!t) em_storage_release(s);
     return t;
 }
@@ -259,7 +261,7 @@ em_tensor *em_from_blob(void *data, int ndim, const int64_t *sizes, const int64_
     s->deleter = deleter;
     s->deleter_ctx = ctx;
     s->external = true;
-    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt);
+    em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt, em_inference_mode());
     if (!t) {
         free(s);
         return NULL;

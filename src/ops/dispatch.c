@@ -60,6 +60,11 @@ em_status em_dispatch(const em_call *c)
     const em_device_impl *impl = device_impl(dev);
     em_kernel k = impl ? impl->kernels[c->op] : NULL;
     if (!k) return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: not implemented for %s", em_ops[c->op].name, device_name(dev));
+    for (int j = 0; j < c->nout; j++)
+        if (c->out[j] && (c->out[j]->flags & EM_FLAG_INFERENCE) && !em_inference_mode())
+            return em_fail(EM_ERR_RUNTIME, "Inplace update to inference tensor outside InferenceMode is not allowed."
+                           "You can make a clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.");
     if (em_autograd_stage && em_grad_mode() && has_autograd(c)) return em_autograd_stage(c, k);
     em_status st = k(c);
     if (st == EM_OK) em_bump_outputs(c);
