@@ -141,7 +141,7 @@ static em_status adv_plan(const adv_index *a, em_index_plan *p, em_tensor **self
         if (r == a->bstart) r += a->bdim; /* skip B's dims */
         strides[r++] = s->strides[i];
     }
-    *self_view = em_tensor_view(s, a->ndim, a->shape, strides, s->offset);
+    *self_view = em_index_view(s, a->ndim, a->shape, strides, s->offset); /* no history: Note [Recorded index calls] */
     if (!*self_view) return em_error_code();
     em_index_plan_init(p);
     p->wrap = true;
@@ -159,6 +159,30 @@ static em_status adv_plan(const adv_index *a, em_index_plan *p, em_tensor **self
     return EM_OK;
 }
 
+/* Note [Recorded index calls] for index and index_put: c->in[1..] = self,
+ * (values,) then the int64 index tensors; i[0] = the bit mask of the dims of
+ * a->self they index (a formula rebuilds the index list from it, full
+ * slices where a bit is clear), i[1] = accumulate. A call has room for
+ * EM_CALL_MAX_IN - 1 operands: more index tensors than fit are refused when
+ * autograd would record the call (never recorded without them). */
+static em_status adv_operands(const adv_index *a, em_index_plan *p, const em_tensor *values, bool record,
+                              const char *op)
+{
+    int first = values ? 2 : 1, room = EM_CALL_MAX_IN - 1 - first;
+    if (!record) return EM_OK;
+    if (a->n > room)
+        return em_fail(EM_ERR_NOT_IMPLEMENTED, "the derivative for '%s' with more than %d index tensors is not "
+                       "implemented", op, room);
+    p->operands[0] = a->self;
+    if (values) p->operands[1] = values;
+    for (int k = 0; k < a->n; k++) {
+        p->operands[first + k] = a->idx[k];
+        p->iparams[0] |= (int64_t)1 << a->pos[k];
+    }
+    p->noperands = first + a->n;
+    return EM_OK;
+}
+
 em_tensor *em_index(const em_tensor *self, int n, const em_tensor *const *indices)
 {
     const char *op = "index";
@@ -168,8 +192,10 @@ em_tensor *em_index(const em_tensor *self, int n, const em_tensor *const *indice
     em_tensor *view = NULL, *out = NULL;
     em_status st = adv_prepare(&a, self, n, indices, op);
     if (!st) st = adv_plan(&a, &p, &view);
+    if (!st) st = adv_operands(&a, &p, NULL, em_is_grad_enabled() && em_requires_grad(self), op);
     if (!st) {
         out = em_tensor_new(a.ndim, a.shape, (em_dtype)self->dtype, self->storage->device);
+        p.result = out;
         st = out ? em_index_run(EM_OP_index, out, view, &p) : em_error_code();
     }
     em_index_plan_clear(&p);
@@ -186,6 +212,7 @@ em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices,
     if (self && self->dtype != values->dtype)
         return em_fail(EM_ERR_DTYPE, "Index put requires the source and destination dtypes match, got %s for the "
                        "destination and %s for the source.", em_dtypes[self->dtype].name, em_dtypes[values->dtype].name);
+    bool record = em_is_grad_enabled() && (em_requires_grad(values) || (self && em_requires_grad(self)));
     adv_index a;
     em_index_plan p;
     em_index_plan_init(&p);
@@ -194,11 +221,23 @@ em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices,
     if (!st) st = em_check_overlap(self, NULL, op);
     if (!st) st = em_check_no_overlap(self, values, op);
     for (int k = 0; k < n && !st; k++) st = em_check_no_overlap(self, indices[k], op);
-    if (!st && !(src = em_expand(values, a.ndim, a.shape)))
+    /* a 0-d mask indexes a dim self lacks: the formula's index list would not fit self */
+    if (!st && record && a.self->ndim != self->ndim)
+        st = em_fail(EM_ERR_NOT_IMPLEMENTED, "the derivative for '%s' with a 0-dim mask index is not implemented", op);
+    if (!st) {
+        bool grad = em_is_grad_enabled(); /* the loop's view of values: no history (Note [Recorded index calls]) */
+        em_set_grad_enabled(false);
+        src = em_expand(values, a.ndim, a.shape);
+        em_set_grad_enabled(grad);
+    }
+    if (!st && !src)
         st = em_fail(EM_ERR_SHAPE, "%s: shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
                      "result of shape %s", op, em_shape_str(values->ndim, values->sizes), em_shape_str(a.ndim, a.shape));
     if (!st) st = adv_plan(&a, &p, &view);
+    if (!st) st = adv_operands(&a, &p, values, record, op);
     if (!st) {
+        p.result = self;
+        p.iparams[1] = accumulate;
         p.scatter = true;
         p.mode = accumulate ? EM_INDEX_SUM : EM_INDEX_ASSIGN;
         st = em_index_run(EM_OP_index_put, view, src, &p);

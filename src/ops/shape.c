@@ -291,6 +291,47 @@ static em_status check_grid(int n, const em_tensor *const *ts, const char *op)
     return EM_OK;
 }
 
+/* Does autograd record a grid of ts? */
+static bool grid_needs_grad(int n, const em_tensor *const *ts)
+{
+    bool any = false;
+    for (int k = 0; k < n; k++) any |= em_requires_grad(ts[k]);
+    return any && em_is_grad_enabled();
+}
+
+/* meshgrid's views made here, with grad mode on, so they are recorded views
+ * of the inputs (the kernel's views, made with grad mode off, would carry no
+ * history): input k viewed along its grid axis, expanded to the grid. */
+static em_status recorded_grid(int n, const em_tensor *const *ts, bool xy, em_tensor **out)
+{
+    int64_t grid[EM_MAX_DIMS], axis_shape[EM_MAX_DIMS];
+    for (int k = 0; k < n; k++) grid[xy && n >= 2 && k < 2 ? 1 - k : k] = em_numel(ts[k]);
+    for (int k = 0; k < n; k++) {
+        int at = xy && n >= 2 && k < 2 ? 1 - k : k;
+        for (int d = 0; d < n; d++) axis_shape[d] = d == at ? grid[d] : 1;
+        em_tensor *v = em_view(ts[k], n, axis_shape);
+        out[k] = v ? em_expand(v, n, grid) : NULL;
+        em_release(v);
+        if (!out[k]) {
+            for (int j = 0; j < k; j++) em_release(out[j]), out[j] = NULL;
+            return em_error_code();
+        }
+    }
+    return EM_OK;
+}
+
+/* cartesian_prod as recorded ops: the flattened ij grids stacked as columns. */
+static em_tensor *recorded_cartesian_prod(int n, const em_tensor *const *ts, int64_t rows)
+{
+    em_tensor *grid[EM_MAX_DIMS] = {0}, *cols[EM_MAX_DIMS] = {0}, *r = NULL;
+    if (recorded_grid(n, ts, false, grid)) return NULL;
+    bool ok = true;
+    for (int k = 0; k < n; k++) ok &= (cols[k] = em_reshape(grid[k], 1, &rows)) != NULL;
+    if (ok) r = em_stack(n, (const em_tensor *const *)cols, 1);
+    for (int k = 0; k < n; k++) em_release(grid[k]), em_release(cols[k]);
+    return r;
+}
+
 em_status em_meshgrid(int n, const em_tensor *const *ts, const char *indexing, em_tensor **out)
 {
     if (!out) return em_fail(EM_ERR_VALUE, "meshgrid: out is NULL");
@@ -301,6 +342,7 @@ em_status em_meshgrid(int n, const em_tensor *const *ts, const char *indexing, e
         return em_fail(EM_ERR_RUNTIME, "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s",
                        indexing);
     for (int k = 0; k < n; k++) out[k] = NULL;
+    if (grid_needs_grad(n, ts)) return recorded_grid(n, ts, xy, out);
     em_shape_args a = {.n = n, .tensors = ts, .results = out};
     em_call c = {.op = EM_OP_meshgrid, .nin = 1, .in = {ts[0]}, .dtype = (em_dtype)ts[0]->dtype, .i = {xy}, .arg = &a};
     return em_dispatch(&c);
@@ -320,6 +362,7 @@ em_tensor *em_cartesian_prod(int n, const em_tensor *const *ts)
     for (int k = 0; k < n; k++)
         if (em_mul_overflow(shape[0], ts[k]->sizes[0], &shape[0]))
             return em_error(EM_ERR_MEMORY, "cartesian_prod: the number of combinations overflows");
+    if (grid_needs_grad(n, ts)) return recorded_cartesian_prod(n, ts, shape[0]);
     em_shape_args a = {.n = n, .tensors = ts};
     em_call c = {.op = EM_OP_cartesian_prod, .nin = 1, .in = {ts[0]}, .dtype = (em_dtype)ts[0]->dtype, .arg = &a};
     return em_shape_new(&c, 2, shape, (em_dtype)ts[0]->dtype);

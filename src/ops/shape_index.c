@@ -23,12 +23,28 @@ static em_status check_repeats(const em_tensor *repeats, int64_t n)
     return EM_OK;
 }
 
+/* repeat_interleave as recorded ops, for autograd: index_select of x (or
+ * of x flattened) with the repeated positions (the one-argument form). */
+static em_tensor *recorded_repeat_interleave(const em_tensor *x, const em_tensor *repeats, int d, bool flat, int64_t n,
+                                             int64_t output_size)
+{
+    em_tensor *counts = em_numel(repeats) == 1 ? em_expand(repeats, 1, &n) : em_reshape(repeats, 1, &n);
+    em_tensor *positions = counts ? em_repeat_interleave_indices(counts, output_size) : NULL;
+    em_tensor *xs = flat ? em_reshape(x, 1, &n) : em_retain((em_tensor *)x);
+    em_tensor *r = positions && xs ? em_index_select(xs, d, positions) : NULL;
+    em_release(counts), em_release(positions), em_release(xs);
+    return r;
+}
+
 em_tensor *em_repeat_interleave_tensor(const em_tensor *x, const em_tensor *repeats, int dim, int64_t output_size)
 {
     if (!x || !repeats) return em_error(EM_ERR_VALUE, "repeat_interleave: input is NULL");
     bool flat = dim == EM_DIM_NONE;
     int d = flat ? 0 : em_shape_wrap_dim_strict(dim, x->ndim, "repeat_interleave");
-    if (d < 0 || check_repeats(repeats, flat ? em_numel(x) : x->sizes[d])) return NULL;
+    if (d < 0) return NULL;
+    int64_t n = flat ? em_numel(x) : x->sizes[d];
+    if (check_repeats(repeats, n)) return NULL;
+    if (em_requires_grad(x) && em_is_grad_enabled()) return recorded_repeat_interleave(x, repeats, d, flat, n, output_size);
     em_call c = {.op = EM_OP_repeat_interleave, .nin = 2, .in = {repeats, x}, .dtype = (em_dtype)x->dtype,
                  .i = {d, flat, output_size}};
     return run_allocating(&c);

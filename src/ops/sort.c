@@ -3,38 +3,66 @@
  * "along a dim" kernels (src/cpu/sort.c). */
 #include "sort_ops.h"
 
-/* A view of t with at least one dim: a 0-d tensor is one row of one element. */
-static em_tensor *at_least_1d(const em_tensor *t)
+/* One dispatch of op on t along dim into indices and values (values NULL:
+ * not wanted), with params p1, p2 after the dim. */
+static em_status dispatch_along(em_op op, em_tensor *indices, em_tensor *values, const em_tensor *t, int dim,
+                                int64_t p1, int64_t p2)
 {
-    static const int64_t one = 1;
-    return em_tensor_view(t, t->ndim ? t->ndim : 1, t->ndim ? t->sizes : &one, t->ndim ? t->strides : &one,
-                          t->offset);
+    em_call c = {.op = op, .nin = 1, .nout = 2, .dtype = (em_dtype)t->dtype};
+    c.in[0] = t;
+    c.out[0] = indices;
+    c.out[1] = values;
+    c.operand_dtypes[0] = EM_I64;
+    c.operand_dtypes[1] = (int8_t)t->dtype;
+    c.operand_dtypes[2] = (int8_t)t->dtype;
+    c.i[0] = dim;
+    c.i[1] = p1;
+    c.i[2] = p2;
+    return em_dispatch(&c);
+}
+
+/* Copies the kernel's result r (fresh) into dst, given dst's shape by a
+ * reshape: both are recorded, so dst gets r's history. */
+static em_status deliver_into(em_tensor *dst, const em_tensor *r)
+{
+    if (!dst) return EM_OK;
+    em_tensor *v = em_reshape(r, dst->ndim, dst->sizes);
+    em_status st = v ? em_copy_(dst, v) : em_error_code();
+    em_release(v);
+    return st;
 }
 
 /* Runs op on t along dim into indices and values (NULL: not wanted), both of
- * t's rank (or 0-d when t is), with params p1, p2 after the dim. */
+ * t's rank, or of the kernel's shape `kshape` (ndim kdims) when it differs
+ * (kdims < 0: it does not). The kernels need at least one dim and write
+ * keepdim rows; when the outputs lack them the kernel writes fresh tensors
+ * that are then copied in through recorded ops, so autograd records the
+ * dispatch on the tensors it really wrote and the results get its history
+ * (never through an internal view of a result). */
+static em_status run_along_shaped(em_op op, em_tensor *indices, em_tensor *values, const em_tensor *t, int dim,
+                                  int64_t p1, int64_t p2, int kdims, const int64_t *kshape)
+{
+    if (t->ndim && kdims < 0) return dispatch_along(op, indices, values, t, dim, p1, p2);
+    static const int64_t one = 1;
+    int nd = t->ndim ? kdims : 1;
+    const int64_t *shape = t->ndim ? kshape : &one;
+    /* a 0-d t as one row: a recorded view, so its gradient reaches t */
+    em_tensor *tv = t->ndim ? em_retain((em_tensor *)t) : em_reshape(t, 1, &one);
+    em_tensor *ik = em_tensor_new(nd, shape, EM_I64, indices->storage->device);
+    em_tensor *vk = values ? em_tensor_new(nd, shape, (em_dtype)t->dtype, t->storage->device) : NULL;
+    em_status st = tv && ik && (vk || !values) ? dispatch_along(op, ik, vk, tv, dim, p1, p2) : em_error_code();
+    if (!st) st = deliver_into(indices, ik);
+    if (!st) st = deliver_into(values, vk);
+    em_release(tv);
+    em_release(ik);
+    em_release(vk);
+    return st;
+}
+
 static em_status run_along(em_op op, em_tensor *indices, em_tensor *values, const em_tensor *t, int dim, int64_t p1,
                            int64_t p2)
 {
-    em_tensor *tv = at_least_1d(t), *iv = at_least_1d(indices), *vv = values ? at_least_1d(values) : NULL;
-    em_status st = EM_ERR_MEMORY;
-    if (tv && iv && (vv || !values)) {
-        em_call c = {.op = op, .nin = 1, .nout = 2, .dtype = (em_dtype)t->dtype};
-        c.in[0] = tv;
-        c.out[0] = iv;
-        c.out[1] = vv;
-        c.operand_dtypes[0] = EM_I64;
-        c.operand_dtypes[1] = (int8_t)t->dtype;
-        c.operand_dtypes[2] = (int8_t)t->dtype;
-        c.i[0] = dim;
-        c.i[1] = p1;
-        c.i[2] = p2;
-        st = em_dispatch(&c);
-    }
-    em_release(tv);
-    em_release(iv);
-    em_release(vv);
-    return st;
+    return run_along_shaped(op, indices, values, t, dim, p1, p2, -1, NULL);
 }
 
 /* The out= checks of a (values, indices) pair, before anything is written:
@@ -191,16 +219,16 @@ static em_status kth_checked(const em_tensor *t, int64_t k, int *dim, bool keepd
     return EM_OK;
 }
 
-/* The kernel writes keepdim-shaped rows: views of reduced outputs with dim back. */
+/* The kernel writes keepdim-shaped rows: without keepdim it writes fresh
+ * ones, copied into the reduced outputs (run_along_shaped). */
 static em_status kth_run(em_tensor *values, em_tensor *indices, const em_tensor *t, int64_t k, int dim,
                          bool keepdim)
 {
     if (keepdim || t->ndim == 0) return run_along(EM_OP_kthvalue, indices, values, t, dim, k, 0);
-    em_tensor *vk = em_unsqueeze(values, dim), *ik = em_unsqueeze(indices, dim);
-    em_status st = vk && ik ? run_along(EM_OP_kthvalue, ik, vk, t, dim, k, 0) : em_error_code();
-    em_release(vk);
-    em_release(ik);
-    return st;
+    int64_t shape[EM_MAX_DIMS];
+    memcpy(shape, t->sizes, t->ndim * sizeof *shape);
+    shape[dim] = 1;
+    return run_along_shaped(EM_OP_kthvalue, indices, values, t, dim, k, 0, t->ndim, shape);
 }
 
 em_status em_kthvalue(const em_tensor *t, int64_t k, int dim, bool keepdim, em_tensor **values,

@@ -1,7 +1,7 @@
-/* Autograd of the shape, index and sort families: float64 gradchecks of
- * every op with a formula (src/autograd/formulas_shape.c),
- * on non-contiguous inputs, negative dims and duplicate indices, a few
- * second derivatives, and the ops that still refuse to record. */
+/* Autograd of the shape, index and mask families: float64 gradchecks of
+ * every op with a formula in src/autograd/formulas_shape.c, on
+ * non-contiguous inputs, negative dims and duplicate indices, and a few
+ * second derivatives (sort and advanced indexing: test_autograd_sort.c). */
 #include "test.h"
 
 /* ---- shape ops of one input ------------------------------------------------- */
@@ -290,21 +290,4 @@ TEST(create_graph_second_derivatives)
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
         CHECK_MSG(gradcheck(cases[k].name, first_gradient, 1, &x, &cases[k]), "second derivative of %s", cases[k].name);
     RELEASE(x, ctx.i2, ctx.vec, ctx.flat, ctx.mask, mf);
-}
-
-/* ---- ops still without a formula: refused when recorded, never silently cut ------------- */
-TEST(shape_index_sort_ops_without_formula_refuse)
-{
-    em_tensor *x = leaf(SHAPE(3, 4), -1, 1), *v = leaf(SHAPE(3), -1, 1), *vi = NULL, *ix = NULL, *grid[2] = {0};
-    em_tensor *i = ids(SHAPE(2), (const double[]){2, 0}), *vals = leaf(SHAPE(2, 4), -1, 1);
-    const em_tensor *idx[] = {i}, *vv[] = {v, v};
-    CHECK_ERR(em_index(x, 1, idx), EM_ERR_NOT_IMPLEMENTED);
-    CHECK_ERR(em_index_put(x, 1, idx, vals, true), EM_ERR_NOT_IMPLEMENTED);
-    CHECK(em_sort(x, -1, false, true, &vi, &ix) == EM_ERR_NOT_IMPLEMENTED);
-    CHECK(em_topk(x, 2, 1, true, true, &vi, &ix) == EM_ERR_NOT_IMPLEMENTED);
-    CHECK(em_kthvalue(x, 2, 0, false, &vi, &ix) == EM_ERR_NOT_IMPLEMENTED);
-    CHECK(em_meshgrid(2, vv, "ij", grid) == EM_ERR_NOT_IMPLEMENTED && !grid[0] && !grid[1]);
-    CHECK_ERR(em_cartesian_prod(2, vv), EM_ERR_NOT_IMPLEMENTED);
-    CHECK_ERR(em_repeat_interleave(v, 2, 0, -1), EM_ERR_NOT_IMPLEMENTED);
-    RELEASE(x, v, i, vals);
 }
