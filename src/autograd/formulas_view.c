@@ -7,7 +7,8 @@
  * gradient is written into a zero buffer shaped like the storage span through
  * the view's geometry (summing where the view reaches an element twice) and
  * read back through the base's geometry. The base must not overlap itself
- * (record.c refuses views of expanded tensors), so that read is exact. */
+ * (record.c refuses views of expanded tensors), so that read is exact. Every
+ * step is an Ember op, so with create_graph the backward is recorded too. */
 #include "autograd.h"
 #include "ember/ember.h"
 
@@ -29,8 +30,6 @@ static em_tensor *offsets(int ndim, const int64_t *sizes, const int64_t *strides
 
 em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in)
 {
-    if (em_grad_mode() && em_requires_grad(grad_out[0]))
-        return em_fail(EM_ERR_NOT_IMPLEMENTED, "double backward through a view is not implemented yet");
     const em_geometry *bg = &n->in_geom[0];
     int nd = n->view_ndim;
     int64_t vs[EM_MAX_DIMS], vt[EM_MAX_DIMS];
@@ -56,8 +55,11 @@ em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tens
     int64_t len = empty ? 0 : hi - lo + 1;
     em_tensor *z = em_zeros(1, &len, (em_dtype)g->dtype);
     em_status st = z ? EM_OK : em_error_code();
+    /* scattering through put (a recorded op) also serves create_graph: copy_
+     * into a view of the buffer would leave the buffer itself without history */
+    bool recording = em_grad_mode() && em_requires_grad(g);
     if (st == EM_OK && !empty) {
-        if (em_geometry_overlaps(nd, vs, vt)) {
+        if (recording || em_geometry_overlaps(nd, vs, vt)) {
             em_tensor *idx = offsets(nd, vs, vt, n->view_offset - lo), *fi = idx ? em_reshape(idx, 1, &(int64_t){-1}) : NULL;
             em_tensor *fg = fi ? em_reshape(g, 1, &(int64_t){-1}) : NULL;
             st = fg ? em_put_(z, fi, fg, true) : em_error_code();

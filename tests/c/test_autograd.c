@@ -268,3 +268,27 @@ TEST(training_loop_memory_is_flat)
     CHECK(last < 1e-6 * first);
     RELEASE(w, x, true_w, t);
 }
+
+/* second derivatives through views: select, transpose, unsqueeze, expand; unfold */
+static em_tensor *cube(em_tensor *v)
+{
+    em_tensor *sq = em_mul(v, v), *y = em_mul(sq, v);
+    RELEASE(sq, v);
+    return y;
+}
+static em_tensor *f_views_cubed(em_tensor *const *in, const void *c)
+{
+    em_tensor *s = em_select(in[0], 0, 1), *t = em_t(s), *w = em_unsqueeze(t, 0);
+    em_tensor *e = em_expand(w, 3, (const int64_t[]){2, 4, 3});
+    RELEASE(s, t, w);
+    return cube(e);
+}
+static em_tensor *f_unfold_cubed(em_tensor *const *in, const void *c) { return cube(em_unfold(in[0], 2, 2, 1)); }
+
+TEST(gradgradcheck_through_views)
+{
+    em_tensor *x = leaf(SHAPE(2, 3, 4), -1, 1);
+    CHECK(gradgradcheck("views", f_views_cubed, 1, &x, NULL));
+    CHECK(gradgradcheck("unfold", f_unfold_cubed, 1, &x, NULL));
+    em_release(x);
+}
