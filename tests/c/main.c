@@ -6,7 +6,7 @@
 static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
 static int ntests;
 static bool failed;
-static bool covered[EM_OP_COUNT];
+static bool covered[EM_OP_COUNT], gradchecked[EM_OP_COUNT];
 
 void test_register(const char *name, test_fn fn)
 {
@@ -26,9 +26,22 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 
 bool test_failed(void) { return failed; }
 void test_cover(em_op op) { covered[op] = true; }
-void test_cover_list(const em_op *ops, size_t n)
+void test_cover_list(const em_op *ops, size_t n, bool grad)
 {
-    for (size_t i = 0; i < n; i++) covered[ops[i]] = true;
+    for (size_t i = 0; i < n; i++) covered[ops[i]] = true, gradchecked[ops[i]] |= grad;
+}
+
+/* Fails (naming them) the ops of the table that no test covers, and the
+ * differentiable ones whose gradients no test checks. */
+static int check_coverage(void)
+{
+    int missing = 0;
+    for (int op = 0; op < EM_OP_COUNT; op++) {
+        if (!covered[op]) fprintf(stderr, "  op '%s' has no test (COVER it)\n", em_ops[op].name), missing++;
+        else if ((em_ops[op].flags & EM_F_DIFF) && !gradchecked[op])
+            fprintf(stderr, "  differentiable op '%s' has no gradient test (GRAD_COVER it)\n", em_ops[op].name), missing++;
+    }
+    return missing;
 }
 
 int main(int argc, char **argv)
@@ -48,10 +61,7 @@ int main(int argc, char **argv)
         }
     }
     if (!only) { /* every op in the table must have a test */
-        int missing = 0;
-        for (int op = 0; op < EM_OP_COUNT; op++)
-            if (!covered[op]) fprintf(stderr, "  op '%s' has no test (COVER it)\n", em_ops[op].name), missing++;
-        if (missing) {
+        if (check_coverage()) {
             fprintf(stderr, "FAIL op_coverage\n");
             nfailed++;
         } else {

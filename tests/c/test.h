@@ -49,8 +49,11 @@ void test_cover(em_op op);
         }                                                                            \
     } while (0)
 
-#define COVER(...) test_cover_list((const em_op[]){__VA_ARGS__}, sizeof((const em_op[]){__VA_ARGS__}) / sizeof(em_op))
-void test_cover_list(const em_op *ops, size_t n);
+#define COVER(...) test_cover_list((const em_op[]){__VA_ARGS__}, sizeof((const em_op[]){__VA_ARGS__}) / sizeof(em_op), false)
+/* In the autograd tests: these ops' gradients were checked (float64 gradcheck);
+ * every differentiable op of the table must be (tests/c/main.c). */
+#define GRAD_COVER(...) test_cover_list((const em_op[]){__VA_ARGS__}, sizeof((const em_op[]){__VA_ARGS__}) / sizeof(em_op), true)
+void test_cover_list(const em_op *ops, size_t n, bool gradchecked);
 
 /* ---- tensor helpers (all CPU) ----------------------------------------- */
 #define SHAPE(...) (sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), ((const int64_t[]){__VA_ARGS__})

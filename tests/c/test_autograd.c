@@ -41,7 +41,7 @@ TEST(gradcheck_reductions_and_products)
     /* the other products: tests/c/test_autograd_linalg.c */
     CHECK(gradcheck("mv", f_mv, 2, av, NULL));
     CHECK(gradcheck("dot", f_dot, 2, (em_tensor *[]){v, v}, NULL));
-    COVER(EM_OP_sum, EM_OP_mean, EM_OP_softmax, EM_OP_log_softmax, EM_OP_mm, EM_OP_matmul, EM_OP_outer, EM_OP_kron);
+    GRAD_COVER(EM_OP_sum, EM_OP_mean, EM_OP_softmax, EM_OP_log_softmax, EM_OP_mm, EM_OP_matmul, EM_OP_outer, EM_OP_kron);
     RELEASE(x, a, b, v, bt);
 }
 
@@ -79,7 +79,7 @@ TEST(gradcheck_views_and_copies)
     CHECK(em_autograd_grad(1, &s, NULL, 1, &x, false, false, false, &g) == EM_OK);
     CHECK(em_dtype_of(g) == EM_F64 && tval(g, 5) == 1);
     RELEASE(y, s, g);
-    COVER(EM_OP_copy);
+    GRAD_COVER(EM_OP_copy);
     em_release(x);
 }
 
@@ -290,5 +290,21 @@ TEST(gradgradcheck_through_views)
     em_tensor *x = leaf(SHAPE(2, 3, 4), -1, 1);
     CHECK(gradgradcheck("views", f_views_cubed, 1, &x, NULL));
     CHECK(gradgradcheck("unfold", f_unfold_cubed, 1, &x, NULL));
+    em_release(x);
+}
+
+static em_tensor *f_take_along(em_tensor *const *in, const void *c)
+{
+    em_tensor *idx = tt(EM_I64, SHAPE(2, 2), (const double[]){2, 0, 1, 1});
+    em_tensor *y = em_take_along_dim(in[0], idx, 1);
+    em_release(idx);
+    return y;
+}
+
+TEST(gradcheck_take_along_dim)
+{
+    em_tensor *x = leaf(SHAPE(2, 3), -1, 1);
+    CHECK(gradcheck("take_along_dim", f_take_along, 1, &x, NULL));
+    GRAD_COVER(EM_OP_take_along_dim);
     em_release(x);
 }

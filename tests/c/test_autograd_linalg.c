@@ -75,7 +75,7 @@ TEST(gradcheck_linalg_products)
         RELEASE(in[0], in[1], in[2]);
         CHECK_MSG(ok, "%s", c->name);
     }
-    COVER(EM_OP_mm, EM_OP_bmm, EM_OP_mv, EM_OP_dot, EM_OP_vdot, EM_OP_addmm, EM_OP_addmv, EM_OP_baddbmm,
+    GRAD_COVER(EM_OP_mm, EM_OP_bmm, EM_OP_mv, EM_OP_dot, EM_OP_vdot, EM_OP_addmm, EM_OP_addmv, EM_OP_baddbmm,
           EM_OP_addbmm, EM_OP_trace);
 }
 
@@ -115,7 +115,7 @@ TEST(gradcheck_matmul_broadcasting)
         RELEASE(in[0], in[1]);
         CHECK_MSG(ok, "matmul %s", c->name);
     }
-    COVER(EM_OP_matmul);
+    GRAD_COVER(EM_OP_matmul);
 }
 
 /* The returned tensor carries the product's node (not an internal view of it). */
@@ -235,7 +235,7 @@ TEST(gradcheck_linalg_composites)
         RELEASE(in[0], in[1], in[2]);
         CHECK_MSG(ok, "einsum %s", eins[k].eq);
     }
-    COVER(EM_OP_outer, EM_OP_kron, EM_OP_tensordot, EM_OP_einsum);
+    GRAD_COVER(EM_OP_outer, EM_OP_kron, EM_OP_tensordot, EM_OP_einsum);
 }
 
 /* ---- second derivatives (create_graph) -------------------------------------- */

@@ -122,7 +122,7 @@ TEST(autograd_reduce_sums_and_means)
             r.op = ops[o];
             CHECK_MSG(check_layouts(&r, 0.5, 1.5), "%s", em_ops[r.op].name);
         }
-    COVER(EM_OP_sum, EM_OP_nansum, EM_OP_mean, EM_OP_nanmean, EM_OP_prod, EM_OP_logsumexp);
+    GRAD_COVER(EM_OP_sum, EM_OP_nansum, EM_OP_mean, EM_OP_nanmean, EM_OP_prod, EM_OP_logsumexp);
 }
 
 TEST(autograd_reduce_extrema_and_selections)
@@ -137,7 +137,7 @@ TEST(autograd_reduce_extrema_and_selections)
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         CHECK_MSG(check_layouts(&cases[c], -1, 1), "%s", em_ops[cases[c].op].name);
-    COVER(EM_OP_max, EM_OP_min, EM_OP_median, EM_OP_nanmedian, EM_OP_amax, EM_OP_amin, EM_OP_max_dim,
+    GRAD_COVER(EM_OP_max, EM_OP_min, EM_OP_median, EM_OP_nanmedian, EM_OP_amax, EM_OP_amin, EM_OP_max_dim,
           EM_OP_min_dim, EM_OP_median_dim, EM_OP_nanmedian_dim, EM_OP_mode);
 }
 
@@ -155,7 +155,7 @@ TEST(autograd_reduce_var_std_norm)
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
         CHECK_MSG(check_layouts(&cases[c], -1, 1), "%s p %g", em_ops[cases[c].op].name, cases[c].p);
-    COVER(EM_OP_var, EM_OP_std, EM_OP_var_mean, EM_OP_std_mean, EM_OP_norm);
+    GRAD_COVER(EM_OP_var, EM_OP_std, EM_OP_var_mean, EM_OP_std_mean, EM_OP_norm);
 }
 
 TEST(autograd_reduce_scans_and_softmax)
@@ -167,7 +167,7 @@ TEST(autograd_reduce_scans_and_softmax)
             rcase r = {ops[o], 1, {d}};
             CHECK_MSG(check_layouts(&r, -1.5, 1.5), "%s dim %d", em_ops[r.op].name, d);
         }
-    COVER(EM_OP_cumsum, EM_OP_cumprod, EM_OP_logcumsumexp, EM_OP_cummax, EM_OP_cummin, EM_OP_softmax,
+    GRAD_COVER(EM_OP_cumsum, EM_OP_cumprod, EM_OP_logcumsumexp, EM_OP_cummax, EM_OP_cummin, EM_OP_softmax,
           EM_OP_log_softmax);
 }
 

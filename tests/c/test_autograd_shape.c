@@ -68,7 +68,7 @@ TEST(gradcheck_shape_ops_one_input)
     CHECK(gradcheck("roll of 7 dims", f_roll_many, 1, &x7, NULL));
     CHECK(gradcheck("diag of a vector", f_diag_vec, 1, &v, NULL));
     CHECK(gradcheck("diag of a matrix", f_diag_mat, 2, vm, NULL));
-    COVER(EM_OP_flip, EM_OP_fliplr, EM_OP_flipud, EM_OP_roll, EM_OP_rot90, EM_OP_repeat, EM_OP_tile, EM_OP_tril,
+    GRAD_COVER(EM_OP_flip, EM_OP_fliplr, EM_OP_flipud, EM_OP_roll, EM_OP_rot90, EM_OP_repeat, EM_OP_tile, EM_OP_tril,
           EM_OP_triu, EM_OP_diag, EM_OP_diag_embed, EM_OP_diagflat, EM_OP_diff);
     RELEASE(x, v, m, x7);
 }
@@ -128,7 +128,7 @@ TEST(gradcheck_joins)
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         CHECK_MSG(gradcheck(cases[k].name, f_join, cases[k].n, in, &cases[k]), "%s", cases[k].name);
-        COVER(cases[k].op);
+        GRAD_COVER(cases[k].op);
     }
     /* the legacy 1-d empty input of cat is skipped, and gets an empty gradient */
     em_tensor *e = leaf(SHAPE(0), 0, 1), *mixed[] = {in[0], e, in[2]};
@@ -232,7 +232,7 @@ TEST(gradcheck_index_ops)
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         CHECK_MSG(gradcheck(cases[k].name, cases[k].f, 4, in, &ctx), "%s", cases[k].name);
-        COVER(cases[k].op);
+        GRAD_COVER(cases[k].op);
     }
     RELEASE(in[0], in[1], in[2], in[3], ctx.i2, ctx.vec, ctx.flat, ctx.mask, ctx.i2u, mf);
 }

@@ -46,7 +46,7 @@ static em_tensor *f_select(em_tensor *const *in, const void *ctx)
 
 TEST(gradcheck_sort_topk_kthvalue)
 {
-    COVER(EM_OP_sort, EM_OP_topk, EM_OP_kthvalue, EM_OP_msort);
+    GRAD_COVER(EM_OP_sort, EM_OP_topk, EM_OP_kthvalue, EM_OP_msort);
     em_tensor *x = leaf(SHAPE(4, 5), -1, 1), *s = leaf(SHAPE(0), -1, 1), *e = leaf(SHAPE(3, 0), -1, 1);
     const select_case cases[] = {
         {EM_OP_sort, -1, 0, false}, {EM_OP_sort, 0, 0, true},     {EM_OP_topk, 1, 2, true},
@@ -140,7 +140,7 @@ static em_tensor *f_index_put_leaf(em_tensor *const *in, const void *ctx)
 
 TEST(gradcheck_index_and_index_put)
 {
-    COVER(EM_OP_index, EM_OP_index_put);
+    GRAD_COVER(EM_OP_index, EM_OP_index_put);
     /* after the transpose x is (3, 4, 2) */
     em_tensor *x = leaf(SHAPE(4, 3, 2), -1, 1), *xl = leaf(SHAPE(3, 4, 2), -1, 1);
     em_tensor *i = ids(SHAPE(5), (const double[]){2, 0, 2, -1, 1}), *j = ids(SHAPE(2, 1), (const double[]){1, 0});
@@ -233,7 +233,7 @@ static em_tensor *f_repeat_interleave_leaf(em_tensor *const *in, const void *ctx
 
 TEST(gradcheck_grids_and_repeat_interleave)
 {
-    COVER(EM_OP_meshgrid, EM_OP_cartesian_prod, EM_OP_repeat_interleave);
+    GRAD_COVER(EM_OP_meshgrid, EM_OP_cartesian_prod, EM_OP_repeat_interleave);
     em_tensor *a = leaf(SHAPE(6), -1, 1), *s = leaf(0, NULL, -1, 1), *b = leaf(SHAPE(3), -1, 1), *c = leaf(SHAPE(2), -1, 1);
     em_tensor *grid_in[] = {a, s, b}, *cart_in[] = {a, s, b, c};
     CHECK(gradcheck("meshgrid ij", f_meshgrid, 3, grid_in, "ij"));
