@@ -75,6 +75,38 @@ static void cut_history(em_tensor *t)
     }
 }
 
+/* Note [In-place into shared memory]: an in-place op that gives history to
+ * a tensor without any (x.mul_(w), w requiring grad) must not leave another
+ * tensor object over the same memory (a view of x, or x's base) without it:
+ * that one's gradients would be silently wrong. Ember does not yet rebase a
+ * base's history (PyTorch's CopySlices), so such a write is refused. A
+ * tensor outside the call shares the memory when the storage has more
+ * holders than the call's own tensors over it (op layers pass their internal
+ * views of the written tensor in the call). */
+static bool shared_without_history(const em_call *c, const em_tensor *o)
+{
+    if (!o || o->autograd) return false;
+    bool written_in_place = false;
+    for (int i = 0; i < c->nin; i++) written_in_place |= c->in[i] == o;
+    if (!written_in_place) return false;
+    int64_t holders = 0;
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i] && c->in[i]->storage == o->storage) {
+            bool dup = false; /* count each tensor object once */
+            for (int j = 0; j < i; j++) dup |= c->in[j] == c->in[i];
+            holders += !dup;
+        }
+    for (int k = 0; k < c->nout; k++) {
+        const em_tensor *t = c->out[k];
+        if (!t || t->storage != o->storage) continue;
+        bool dup = false;
+        for (int i = 0; i < c->nin; i++) dup |= c->in[i] == t;
+        for (int j = 0; j < k; j++) dup |= c->out[j] == t;
+        holders += !dup;
+    }
+    return __atomic_load_n(&o->storage->refcount, __ATOMIC_RELAXED) > holders;
+}
+
 em_status em_autograd_run(const em_call *c, em_kernel k)
 {
     const char *op = em_ops[c->op].name;
@@ -96,6 +128,10 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
             for (int j = 0; j < c->nout; j++) cut_history(c->out[j]);
         return st;
     }
+    for (int j = 0; j < c->nout; j++)
+        if (shared_without_history(c, c->out[j]))
+            return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: an in-place operation that makes a view (or the base of a "
+                           "view) require grad is not implemented yet; clone() it first", op);
     const em_formula *f = &em_formulas[c->op];
     uint32_t saves = f->saves ? *f->saves : 0;
     if (!f->fn) return em_fail(EM_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented", op);

@@ -308,3 +308,21 @@ TEST(gradcheck_take_along_dim)
     GRAD_COVER(EM_OP_take_along_dim);
     em_release(x);
 }
+
+/* Note [In-place into shared memory]: an in-place op that would give history
+ * to one tensor over memory another tensor object also sees is refused (the
+ * other would keep no history: silently wrong gradients); alone, it records. */
+TEST(inplace_history_into_shared_memory)
+{
+    em_tensor *w = leaf(SHAPE(2), 0.5, 1), *x = em_zeros(SHAPE(2), EM_F64), *v = em_slice(x, 0, 0, 2, 1);
+    CHECK_ERR(em_mul_(v, w), EM_ERR_NOT_IMPLEMENTED); /* x would miss w's gradient */
+    CHECK_ERR(em_add_(x, w, 1), EM_ERR_NOT_IMPLEMENTED); /* v would */
+    CHECK(tval(x, 0) == 0 && !em_requires_grad(x));
+    em_release(v);
+    CHECK(em_add_(x, w, 1) == EM_OK && em_requires_grad(x)); /* no view left: recorded */
+    em_tensor *s = em_sum(x, 0, NULL, false, EM_DTYPE_NONE);
+    CHECK(em_backward(1, &s, NULL, false, false, 0, NULL) == EM_OK);
+    em_tensor *g = em_get_grad(w);
+    CHECK(g && tval(g, 0) == 1 && tval(g, 1) == 1);
+    RELEASE(w, x, s, g);
+}
