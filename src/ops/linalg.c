@@ -188,6 +188,27 @@ em_status em_dot_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 em_tensor *em_vdot(const em_tensor *a, const em_tensor *b) { return em_dot(a, b); }
 em_status em_vdot_out(em_tensor *out, const em_tensor *a, const em_tensor *b) { return em_dot_out(out, a, b); }
 
+/* The three forms (new, in place, out=) of a beta * input + alpha * product
+ * op, over its impl(mode, op, out, input, a, b, beta, alpha). */
+#define BETA_ALPHA_FORMS(name, impl)                                                                     \
+    em_tensor *em_##name(const em_tensor *input, const em_tensor *a, const em_tensor *b, double beta,    \
+                         double alpha)                                                                   \
+    {                                                                                                    \
+        if (!input) return em_error(EM_ERR_VALUE, #name ": input is NULL");                               \
+        return impl(MODE_NEW, EM_OP_##name, NULL, input, a, b, beta, alpha);                             \
+    }                                                                                                    \
+    em_status em_##name##_(em_tensor *self, const em_tensor *a, const em_tensor *b, double beta, double alpha) \
+    {                                                                                                    \
+        if (!self) return em_fail(EM_ERR_VALUE, #name "_: self is NULL");                                 \
+        return finish_out(self, impl(MODE_INPLACE, EM_OP_##name, self, self, a, b, beta, alpha));        \
+    }                                                                                                    \
+    em_status em_##name##_out(em_tensor *out, const em_tensor *input, const em_tensor *a, const em_tensor *b, \
+                              double beta, double alpha)                                                 \
+    {                                                                                                    \
+        if (!input) return em_fail(EM_ERR_VALUE, #name ": input is NULL");                                \
+        return finish_out(out, impl(MODE_OUT, EM_OP_##name, out, input, a, b, beta, alpha));             \
+    }
+
 /* ---- mv, addmv ------------------------------------------------------------- */
 static em_tensor *addmv_impl(int mode, em_op op, em_tensor *out, const em_tensor *input, const em_tensor *mat,
                              const em_tensor *vec, double beta, double alpha)
@@ -222,22 +243,7 @@ em_status em_mv_out(em_tensor *out, const em_tensor *mat, const em_tensor *vec)
 {
     return finish_out(out, addmv_impl(MODE_OUT, EM_OP_mv, out, NULL, mat, vec, 0, 1));
 }
-em_tensor *em_addmv(const em_tensor *input, const em_tensor *mat, const em_tensor *vec, double beta, double alpha)
-{
-    if (!input) return em_error(EM_ERR_VALUE, "addmv: input is NULL");
-    return addmv_impl(MODE_NEW, EM_OP_addmv, NULL, input, mat, vec, beta, alpha);
-}
-em_status em_addmv_(em_tensor *self, const em_tensor *mat, const em_tensor *vec, double beta, double alpha)
-{
-    if (!self) return em_fail(EM_ERR_VALUE, "addmv_: self is NULL");
-    return finish_out(self, addmv_impl(MODE_INPLACE, EM_OP_addmv, self, self, mat, vec, beta, alpha));
-}
-em_status em_addmv_out(em_tensor *out, const em_tensor *input, const em_tensor *mat, const em_tensor *vec,
-                       double beta, double alpha)
-{
-    if (!input) return em_fail(EM_ERR_VALUE, "addmv: input is NULL");
-    return finish_out(out, addmv_impl(MODE_OUT, EM_OP_addmv, out, input, mat, vec, beta, alpha));
-}
+BETA_ALPHA_FORMS(addmv, addmv_impl)
 
 /* ---- mm, addmm --------------------------------------------------------------- */
 static em_status check_mm_shapes(const em_tensor *a, const em_tensor *b)
@@ -278,22 +284,7 @@ em_status em_mm_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
     return finish_out(out, addmm_impl(MODE_OUT, EM_OP_mm, out, NULL, a, b, 0, 1));
 }
-em_tensor *em_addmm(const em_tensor *input, const em_tensor *mat1, const em_tensor *mat2, double beta, double alpha)
-{
-    if (!input) return em_error(EM_ERR_VALUE, "addmm: input is NULL");
-    return addmm_impl(MODE_NEW, EM_OP_addmm, NULL, input, mat1, mat2, beta, alpha);
-}
-em_status em_addmm_(em_tensor *self, const em_tensor *mat1, const em_tensor *mat2, double beta, double alpha)
-{
-    if (!self) return em_fail(EM_ERR_VALUE, "addmm_: self is NULL");
-    return finish_out(self, addmm_impl(MODE_INPLACE, EM_OP_addmm, self, self, mat1, mat2, beta, alpha));
-}
-em_status em_addmm_out(em_tensor *out, const em_tensor *input, const em_tensor *mat1, const em_tensor *mat2,
-                       double beta, double alpha)
-{
-    if (!input) return em_fail(EM_ERR_VALUE, "addmm: input is NULL");
-    return finish_out(out, addmm_impl(MODE_OUT, EM_OP_addmm, out, input, mat1, mat2, beta, alpha));
-}
+BETA_ALPHA_FORMS(addmm, addmm_impl)
 
 /* ---- bmm, baddbmm, addbmm ---------------------------------------------------- */
 static em_tensor *batched_impl(int mode, em_op op, em_tensor *out, const em_tensor *input, const em_tensor *b1,
@@ -342,28 +333,8 @@ em_status em_bmm_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
     return finish_out(out, batched_impl(MODE_OUT, EM_OP_bmm, out, NULL, a, b, 0, 1));
 }
 
-/* baddbmm and addbmm: the three forms each, from one table of names. */
-#define BATCHED_ADD_FORMS(name)                                                                          \
-    em_tensor *em_##name(const em_tensor *input, const em_tensor *batch1, const em_tensor *batch2,       \
-                         double beta, double alpha)                                                      \
-    {                                                                                                    \
-        if (!input) return em_error(EM_ERR_VALUE, #name ": input is NULL");                               \
-        return batched_impl(MODE_NEW, EM_OP_##name, NULL, input, batch1, batch2, beta, alpha);           \
-    }                                                                                                    \
-    em_status em_##name##_(em_tensor *self, const em_tensor *batch1, const em_tensor *batch2, double beta, \
-                           double alpha)                                                                 \
-    {                                                                                                    \
-        if (!self) return em_fail(EM_ERR_VALUE, #name "_: self is NULL");                                 \
-        return finish_out(self, batched_impl(MODE_INPLACE, EM_OP_##name, self, self, batch1, batch2, beta, alpha)); \
-    }                                                                                                    \
-    em_status em_##name##_out(em_tensor *out, const em_tensor *input, const em_tensor *batch1,          \
-                              const em_tensor *batch2, double beta, double alpha)                        \
-    {                                                                                                    \
-        if (!input) return em_fail(EM_ERR_VALUE, #name ": input is NULL");                                \
-        return finish_out(out, batched_impl(MODE_OUT, EM_OP_##name, out, input, batch1, batch2, beta, alpha)); \
-    }
-BATCHED_ADD_FORMS(baddbmm)
-BATCHED_ADD_FORMS(addbmm)
+BETA_ALPHA_FORMS(baddbmm, batched_impl)
+BETA_ALPHA_FORMS(addbmm, batched_impl)
 
 /* ---- matmul -------------------------------------------------------------------- */
 /* The size-mismatch message of PyTorch's matmul path for these dims. PyTorch
