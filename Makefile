@@ -39,8 +39,14 @@ ASAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit
 AOBJ   := $(SRC:%.c=$(AB)/%.o)
 ATOBJ  := $(TSRC:%.c=$(AB)/%.o)
 
-.PHONY: all deps test test-c test-asan demo bench clean
-all: $(B)/libember.so $(B)/libember.a $(B)/test_ember $(EXAMPLES)
+.PHONY: all deps test test-c test-asan demo bench docs clean
+all: $(B)/libember.so $(B)/libember.a $(B)/test_ember $(EXAMPLES) $(B)/opdoc
+
+# docs/ops.md is generated from the op table; `make test` checks it is current.
+$(B)/opdoc: tools/opdoc.c $(B)/libember.a
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libember.a $(LDLIBS)
+docs: $(B)/opdoc
+	$(B)/opdoc > docs/ops.md
 
 $(B)/src/cpu/%.o: src/cpu/%.c
 	@mkdir -p $(@D)

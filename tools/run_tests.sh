@@ -16,5 +16,11 @@ run() { # name, command...
 }
 run "C tests" $B/test_ember
 run "C tests under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $B/asan/test_ember
+echo "== docs/ops.md is generated from the op table"
+if $B/opdoc | diff -q - docs/ops.md >/dev/null; then
+    echo "1 passed, 0 failed"; total_p=$((total_p + 1))
+else
+    echo "docs/ops.md is stale: run 'make docs'"; total_f=$((total_f + 1))
+fi
 echo "$total_p passed, $total_f failed"
 [ $total_f -eq 0 ]

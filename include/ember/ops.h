@@ -32,7 +32,9 @@ typedef enum em_rule {
 enum {
     EM_F_DIFF = 1,      /* differentiable: has a backward formula */
     EM_F_NO_INPLACE = 2, /* PyTorch has no in-place form */
-    EM_F_COMPOSITE = 4   /* written with other ops: no kernel, no backward of its own */
+    EM_F_COMPOSITE = 4,  /* written with other ops: no kernel, no backward of its own */
+    EM_F_GRAD_PARTS = 8  /* has a kernel, but when autograd may record it runs as recorded ops
+                            (its results are views, or sized by data, which a node cannot hold) */
 };
 
 typedef enum em_op_kind { EM_KIND_OTHER, EM_KIND_UNARY, EM_KIND_BINARY, EM_KIND_TERNARY } em_op_kind;

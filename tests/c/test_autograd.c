@@ -228,20 +228,14 @@ TEST(create_graph_second_derivative)
  * heaviside, ...) have formulas too: ones that refuse, with PyTorch's error. */
 TEST(every_differentiable_op_has_a_formula)
 {
-    /* ops whose op layer, when autograd may record, runs as a composition of
-     * recorded ops instead of dispatching (their kernels return views or
-     * allocate results that a node cannot hold): src/ops/shape.c,
-     * src/ops/shape_index.c */
-    static const em_op recorded_as_composites[] = {EM_OP_meshgrid, EM_OP_cartesian_prod, EM_OP_repeat_interleave};
+    /* EM_F_GRAD_PARTS ops run as recorded ops when autograd may record
+     * (src/ops/shape.c, src/ops/shape_index.c), composites are their parts */
     for (int op = 0; op < EM_OP_COUNT; op++) {
         unsigned flags = em_ops[op].flags;
         if (!(flags & EM_F_DIFF) || (flags & EM_F_COMPOSITE)) continue;
-        bool excepted = false;
-        for (size_t k = 0; k < sizeof recorded_as_composites / sizeof *recorded_as_composites; k++)
-            excepted |= (int)recorded_as_composites[k] == op;
-        CHECK_MSG(excepted || em_formulas[op].fn, "differentiable op '%s' has no backward formula", em_ops[op].name);
-        CHECK_MSG(!excepted || !em_formulas[op].fn, "'%s' has a formula now: drop it from the exceptions",
-                  em_ops[op].name);
+        bool parts = flags & EM_F_GRAD_PARTS;
+        CHECK_MSG(parts || em_formulas[op].fn, "differentiable op '%s' has no backward formula", em_ops[op].name);
+        CHECK_MSG(!parts || !em_formulas[op].fn, "'%s' has a formula now: drop EM_F_GRAD_PARTS", em_ops[op].name);
     }
 }
 
