@@ -62,6 +62,9 @@ typedef enum em_status {
 } em_status;
 
 const char *em_last_error(void); /* thread-local; "" when none */
+/* Sets the thread-local error and returns code: for callbacks Ember calls
+ * (hooks, custom functions) to report why they failed. */
+em_status em_fail(em_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 em_status em_error_code(void);
 void em_clear_error(void);
 
@@ -87,6 +90,12 @@ bool em_is_same_storage(const em_tensor *a, const em_tensor *b);
 int em_item(const em_tensor *t, double *out);                 /* t must have 1 element */
 int em_get(const em_tensor *t, const int64_t *index, double *out);
 int em_set(em_tensor *t, const int64_t *index, double value);
+
+/* One pointer a language binding may keep on a tensor: its wrapper object,
+ * so that the same tensor always comes back as the same object. Ember never
+ * reads it and does not own it; the binding clears it when the wrapper dies. */
+void *em_binding(const em_tensor *t);
+void em_set_binding(em_tensor *t, void *obj);
 
 /* ---- creation -------------------------------------------------------- */
 em_tensor *em_empty(int ndim, const int64_t *sizes, em_dtype dt);

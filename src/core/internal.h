@@ -36,6 +36,7 @@ struct em_tensor {
     int64_t sizes[EM_MAX_DIMS];
     int64_t strides[EM_MAX_DIMS];
     void *autograd; /* autograd metadata, owned by src/autograd (NULL: none) */
+    void *binding;  /* a language binding's object for this tensor (not owned; see core.h) */
 };
 
 /* ---- dtype traits ---------------------------------------------------- */
@@ -69,10 +70,9 @@ em_dtype em_result_type(int n, const em_tensor *const *ts);
 
 /* ---- errors ----------------------------------------------------------
  * em_error() records the message and returns NULL, so that failing paths read
- * `return em_error(EM_ERR_SHAPE, "...")`; em_fail() does the same returning
- * the status. Messages name the op and the offending argument. */
+ * `return em_error(EM_ERR_SHAPE, "...")`; em_fail() (public, core.h) does the
+ * same returning the status. Messages name the op and the offending argument. */
 void *em_error(em_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-em_status em_fail(em_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Thread-local scratch strings for messages: "[3, 4]"; four in rotation. */
 const char *em_shape_str(int ndim, const int64_t *sizes);
 

@@ -53,6 +53,9 @@ void em_release(em_tensor *t)
     free(t);
 }
 
+void *em_binding(const em_tensor *t) { return t->binding; }
+void em_set_binding(em_tensor *t, void *obj) { t->binding = obj; }
+
 /* inference: whether the new tensor is an inference tensor (EM_FLAG_INFERENCE) */
 static em_tensor *tensor_alloc(em_storage *s, int ndim, const int64_t *sizes, const int64_t *strides,
                                int64_t offset, em_dtype dt, bool inference)
@@ -66,6 +69,7 @@ static em_tensor *tensor_alloc(em_storage *s, int ndim, const int64_t *sizes, co
     t->dtype = (int8_t)dt;
     t->flags = inference ? EM_FLAG_INFERENCE : 0;
     t->autograd = NULL;
+    t->binding = NULL;
     if (ndim) {
         memcpy(t->sizes, sizes, ndim * sizeof *sizes);
         memcpy(t->strides, strides, ndim * sizeof *strides);
