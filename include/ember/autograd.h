@@ -59,15 +59,18 @@ em_node *em_node_next(const em_node *n, int i, int *input_nr);
 /* ---- hooks ----------------------------------------------------------------- */
 /* Called with the gradient flowing into t before it is used; may return a
  * new reference to replace it, or NULL to keep it (an error set by the hook
- * fails the backward). Returns a handle > 0, or -1 on error. */
+ * fails the backward). free_ctx (may be NULL) is called with ctx once, when
+ * the hook is removed or freed with the graph or tensor holding it. Returns a
+ * handle > 0, or -1 on error (then free_ctx is not called). */
 typedef em_tensor *(*em_grad_hook_fn)(const em_tensor *grad, void *ctx);
-int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx);
+int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx, void (*free_ctx)(void *ctx));
 /* Called after a leaf's .grad was accumulated by em_backward (not by
  * em_autograd_grad), with the leaf, in registration order; an error set by
  * the hook fails the backward. Leaves only. Returns a handle > 0 (removed by
  * em_remove_hook), or -1 on error. */
 typedef void (*em_post_accumulate_hook_fn)(em_tensor *leaf, void *ctx);
-int em_register_post_accumulate_grad_hook(em_tensor *leaf, em_post_accumulate_hook_fn fn, void *ctx);
+int em_register_post_accumulate_grad_hook(em_tensor *leaf, em_post_accumulate_hook_fn fn, void *ctx,
+                                          void (*free_ctx)(void *ctx));
 /* Removes a hook of either kind registered on t. */
 em_status em_remove_hook(em_tensor *t, int handle);
 

@@ -15,6 +15,7 @@ typedef struct em_hook {
     em_grad_hook_fn fn;
     em_post_accumulate_hook_fn post; /* post-accumulate-grad hooks (em_meta.post_hooks) */
     void *ctx;
+    void (*free_ctx)(void *ctx); /* called once when the hook is freed (may be NULL) */
     struct em_meta *retain; /* retain_grad: store the gradient into this tensor's meta */
     struct em_hook *next;
 } em_hook;

@@ -18,12 +18,18 @@ em_node *em_node_new(const char *name, em_backward_fn fn)
 
 void em_node_retain(em_node *n) { __atomic_add_fetch(&n->refcount, 1, __ATOMIC_RELAXED); }
 
+static void free_hook(em_hook *h)
+{
+    if (h->retain) h->retain->retains_grad = false;
+    if (h->free_ctx) h->free_ctx(h->ctx);
+    free(h);
+}
+
 static void free_hooks(em_hook *h)
 {
     while (h) {
         em_hook *next = h->next;
-        if (h->retain) h->retain->retains_grad = false;
-        free(h);
+        free_hook(h);
         h = next;
     }
 }
@@ -280,16 +286,18 @@ static em_hook *add_hook(em_hook **list)
     return h;
 }
 
-int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx)
+int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx, void (*free_ctx)(void *ctx))
 {
     em_hook **list = hook_list(t), *h;
     if (!list || !(h = add_hook(list))) return -1;
     h->fn = fn;
     h->ctx = ctx;
+    h->free_ctx = free_ctx;
     return h->id;
 }
 
-int em_register_post_accumulate_grad_hook(em_tensor *leaf, em_post_accumulate_hook_fn fn, void *ctx)
+int em_register_post_accumulate_grad_hook(em_tensor *leaf, em_post_accumulate_hook_fn fn, void *ctx,
+                                          void (*free_ctx)(void *ctx))
 {
     em_hook **list = hook_list(leaf), *h;
     if (!list) return -1;
@@ -300,6 +308,7 @@ int em_register_post_accumulate_grad_hook(em_tensor *leaf, em_post_accumulate_ho
     if (!(h = add_hook(&em_meta_get(leaf)->post_hooks))) return -1;
     h->post = fn;
     h->ctx = ctx;
+    h->free_ctx = free_ctx;
     return h->id;
 }
 
@@ -310,7 +319,7 @@ static bool unlink_hook(em_hook **list, int handle)
         if ((*p)->id == handle) {
             em_hook *h = *p;
             *p = h->next;
-            free(h);
+            free_hook(h);
             return true;
         }
     return false;

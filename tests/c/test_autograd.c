@@ -155,8 +155,8 @@ TEST(hooks_and_retain_grad)
 {
     int calls = 0;
     em_tensor *x = leaf(SHAPE(2), -1, 1), *y = em_mul(x, x), *s = em_sum(y, 0, NULL, false, EM_DTYPE_NONE);
-    CHECK(em_register_hook(y, double_it, &calls) > 0);
-    int h = em_register_hook(x, double_it, &calls);
+    CHECK(em_register_hook(y, double_it, &calls, NULL) > 0);
+    int h = em_register_hook(x, double_it, &calls, NULL);
     CHECK(h > 0 && em_retain_grad(y) == EM_OK);
     CHECK(em_backward(1, &s, NULL, false, false, 0, NULL) == EM_OK);
     CHECK(calls == 2);

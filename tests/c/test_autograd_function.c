@@ -389,8 +389,8 @@ TEST(post_accumulate_grad_hooks)
 {
     em_tensor *w = leaf(SHAPE(2), -1, 1), *y = NULL, *two = em_scalar_float(2);
     hlog.n = 0;
-    int h1 = em_register_post_accumulate_grad_hook(w, post_hook, (void *)1);
-    int h2 = em_register_post_accumulate_grad_hook(w, post_hook, (void *)2);
+    int h1 = em_register_post_accumulate_grad_hook(w, post_hook, (void *)1, NULL);
+    int h2 = em_register_post_accumulate_grad_hook(w, post_hook, (void *)2, NULL);
     CHECK(h1 > 0 && h2 > h1);
     for (int round = 0; round < 2; round++) {
         em_tensor *p = em_mul(w, two);
@@ -409,13 +409,13 @@ TEST(post_accumulate_grad_hooks)
     CHECK(em_autograd_grad(1, &y, NULL, 1, &w, true, false, false, &g) == EM_OK && hlog.n == 4);
     CHECK(em_backward(1, &y, NULL, true, false, 1, &w) == EM_OK && hlog.n == 5 && hlog.order[4] == 2);
     /* an error set by a hook fails the backward */
-    int h3 = em_register_post_accumulate_grad_hook(w, failing_hook, NULL);
+    int h3 = em_register_post_accumulate_grad_hook(w, failing_hook, NULL, NULL);
     CHECK_ERR(em_backward(1, &y, NULL, true, false, 0, NULL), EM_ERR_INDEX);
     CHECK(em_remove_hook(w, h3) == EM_OK && em_remove_hook(w, h2) == EM_OK);
     /* leaves that require grad only */
-    CHECK(em_register_post_accumulate_grad_hook(p, post_hook, NULL) == -1 && em_error_code() == EM_ERR_RUNTIME);
+    CHECK(em_register_post_accumulate_grad_hook(p, post_hook, NULL, NULL) == -1 && em_error_code() == EM_ERR_RUNTIME);
     CHECK(strstr(em_last_error(), "post accumulate grad hooks cannot be registered on non-leaf tensors"));
     em_tensor *c = trand(EM_F64, SHAPE(2), -1, 1);
-    CHECK(em_register_post_accumulate_grad_hook(c, post_hook, NULL) == -1 && em_error_code() == EM_ERR_RUNTIME);
+    CHECK(em_register_post_accumulate_grad_hook(c, post_hook, NULL, NULL) == -1 && em_error_code() == EM_ERR_RUNTIME);
     RELEASE(w, y, two, p, g, c);
 }
