@@ -39,8 +39,22 @@ ASAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit
 AOBJ   := $(SRC:%.c=$(AB)/%.o)
 ATOBJ  := $(TSRC:%.c=$(AB)/%.o)
 
+# The Python extension ember._C (python/csrc/), built in place next to the
+# package so that `PYTHONPATH=python python3 -c 'import ember'` works in a
+# checkout. It links libember.a in: one self-contained module.
+PYINC   := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null)
+PYEXT   := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
+PYMOD   := python/ember/_C$(PYEXT)
+PYOBJ   := $(patsubst %.c,$(B)/%.o,$(wildcard python/csrc/*.c))
+
 .PHONY: all deps test test-c test-asan demo bench docs clean
-all: $(B)/libember.so $(B)/libember.a $(B)/test_ember $(EXAMPLES) $(B)/opdoc
+all: $(B)/libember.so $(B)/libember.a $(B)/test_ember $(EXAMPLES) $(B)/opdoc $(PYMOD)
+
+$(B)/python/csrc/%.o: python/csrc/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -I$(PYINC) -fvisibility=hidden -c $< -o $@
+$(PYMOD): $(PYOBJ) $(B)/libember.a
+	$(CC) -shared -o $@ $(PYOBJ) $(B)/libember.a $(LDLIBS)
 
 # docs/ops.md is generated from the op table; `make test` checks it is current.
 $(B)/opdoc: tools/opdoc.c $(B)/libember.a
@@ -96,6 +110,6 @@ $(B)/bench_%: bench/bench_%.c $(B)/libember.a
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libember.a $(LDLIBS)
 
 clean:
-	rm -rf $(B)
+	rm -rf $(B) $(PYMOD)
 
--include $(OBJ:.o=.d) $(TOBJ:.o=.d) $(AOBJ:.o=.d) $(ATOBJ:.o=.d)
+-include $(OBJ:.o=.d) $(PYOBJ:.o=.d) $(TOBJ:.o=.d) $(AOBJ:.o=.d) $(ATOBJ:.o=.d)

@@ -37,6 +37,11 @@ enum {
                             (its results are views, or sized by data, which a node cannot hold) */
 };
 
+/* Tensor.resize_ (and out= semantics): gives t the shape, contiguous; keeps
+ * the storage if large enough, else gives t a fresh storage (contents then
+ * uninitialized). */
+em_status em_resize_(em_tensor *t, int ndim, const int64_t *sizes);
+
 typedef enum em_op_kind { EM_KIND_OTHER, EM_KIND_UNARY, EM_KIND_BINARY, EM_KIND_TERNARY } em_op_kind;
 
 typedef struct em_op_info {

@@ -51,10 +51,6 @@ void em_bump_outputs(const em_call *c);
  * (PyTorch's canCast: no float -> int, no non-bool -> bool)? */
 bool em_can_cast(em_dtype from, em_dtype to);
 
-/* Resize `out` to the given shape in place (PyTorch's out= semantics): keeps
- * the storage if large enough, else gives out a fresh contiguous storage. */
-em_status em_resize_(em_tensor *out, int ndim, const int64_t *sizes);
-
 /* Errors if writing to `out` while reading `in` would read a written value:
  * out overlaps itself (a stride-0 dim) or partially overlaps `in`. */
 em_status em_check_overlap(const em_tensor *out, const em_tensor *in, const char *op);

@@ -1,0 +1,200 @@
+/* The CPython glue of Ember (the `ember._C` extension): shared declarations.
+ *
+ * Every Python-visible op is one binding: a static parser built from
+ * PyTorch-style signature strings (args.c) and an implementation that gets
+ * the parsed arguments. EMP_BIND defines both, plus the two METH_FASTCALL
+ * entry points (module function and Tensor method) that feed them, so that
+ * `ember.sum(x, 1)` and `x.sum(1)` share one parser and one body. */
+#ifndef EMP_H
+#define EMP_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <ember/ember.h>
+
+/* ---- the Tensor object -------------------------------------------------- */
+typedef struct EmpTensor {
+    PyObject_HEAD
+    em_tensor *t;       /* owned reference */
+    PyObject *dict;     /* user attributes (nn.Parameter, modules set some) */
+    PyObject *weakrefs;
+    PyObject *hooks;    /* Python callables registered with register_hook, or NULL */
+} EmpTensor;
+
+extern PyTypeObject EmpTensorBase_Type;  /* _C.TensorBase; ember.Tensor subclasses it in Python */
+extern PyTypeObject *emp_tensor_class;   /* the class new tensors get (ember.Tensor) */
+
+static inline int emp_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &EmpTensorBase_Type); }
+static inline em_tensor *emp_t(PyObject *o) { return ((EmpTensor *)o)->t; }
+/* Wraps a NEW em_tensor reference (stolen) in its Python object: the live
+ * object already bound to it if there is one, else a new one. NULL in: the
+ * C error becomes a Python exception. */
+PyObject *emp_wrap(em_tensor *t);
+/* A tuple of wrapped tensors (each stolen); NULL entries become None. */
+PyObject *emp_wrap_tuple(int n, em_tensor **ts);
+/* Copies a tensor, a NumPy array / buffer, or nested sequences of numbers
+ * into a new tensor of dtype dt (EM_DTYPE_NONE: inferred as PyTorch does).
+ * NULL with a Python exception (factory.c). */
+em_tensor *emp_tensor_from_object(PyObject *obj, em_dtype dt);
+/* A NumPy array or buffer-protocol object copied into a new tensor (dt
+ * EM_DTYPE_NONE keeps its dtype); NULL without an exception when obj is
+ * neither, NULL with one on failure (interop.c). */
+em_tensor *emp_array_to_tensor(PyObject *obj, em_dtype dt);
+/* A Generator argument: NULL (no exception) for None, the default generator. */
+em_generator *emp_generator_arg(PyObject *o);
+PyObject *emp_tensor_item(PyObject *self);  /* .item() */
+int emp_tensor_init(PyObject *module);
+int emp_generator_init(PyObject *module);
+/* The Python object for a graph node (autograd.c): a new reference. */
+PyObject *emp_node_obj(em_node *n);
+/* For in-place and out= forms: `self` (new ref) on EM_OK, else raises the C error. */
+PyObject *emp_status_self(em_status st, PyObject *self);
+
+/* ---- errors ------------------------------------------------------------- */
+/* Raises the thread's C error as the exception PyTorch raises; returns NULL. */
+PyObject *emp_raise(void);
+/* A Python exception raised inside a callback Ember called (hook, custom
+ * function) is parked here and restored by emp_raise, so it reaches the
+ * caller unchanged. emp_park_exception also sets the C error. */
+em_status emp_park_exception(void);
+
+/* ---- dtypes and devices ------------------------------------------------- */
+extern PyTypeObject EmpDtype_Type;
+extern PyTypeObject EmpDevice_Type;
+extern PyTypeObject EmpSize_Type;
+typedef struct { PyObject_HEAD em_dtype dtype; } EmpDtype;
+typedef struct { PyObject_HEAD em_device device; } EmpDevice;
+PyObject *emp_dtype_obj(em_dtype dt);      /* borrowed: ember.float32... */
+PyObject *emp_device_obj(em_device d);     /* new reference */
+PyObject *emp_size_new(int n, const int64_t *v); /* ember.Size */
+/* Parses a device spec ('cpu', 'cuda:0', ember.device, int); -1 with TypeError/RuntimeError. */
+int emp_parse_device(PyObject *o, em_device *out);
+int emp_dtype_init(PyObject *module);
+
+/* ---- argument parsing (args.c) ----------------------------------------- */
+#define EMP_MAX_ARGS 12
+#define EMP_MAX_SIGS 6
+typedef enum emp_type {
+    EMP_TENSOR,     /* Tensor */
+    EMP_SCALAR_T,   /* Tensor or Python number: numbers become wrapped-number tensors */
+    EMP_SCALAR,     /* Python number (or a 1-element tensor): .d (and .i for ints) */
+    EMP_INT,        /* int (or __index__): .i */
+    EMP_FLOAT,      /* float or int: .d */
+    EMP_BOOL,       /* bool: .b */
+    EMP_INTLIST,    /* int[]: an int, a tuple/list/Size of ints ("int..." also as varargs) */
+    EMP_DTYPE,      /* ember.dtype: .i = em_dtype */
+    EMP_DEVICE,     /* device spec: .dev */
+    EMP_STR,        /* str: .s (UTF-8, borrowed from obj) */
+    EMP_TENSORLIST, /* tuple/list of tensors: obj */
+    EMP_OBJECT,     /* anything: obj */
+} emp_type;
+
+typedef struct emp_param {
+    PyObject *name;       /* interned */
+    uint8_t type;         /* emp_type */
+    bool optional;        /* "?" after the type: None allowed */
+    bool kwonly;
+    bool has_default;
+    bool varargs;         /* "int...": the ints may come as separate positional args */
+    int8_t list_len;      /* int[N]: a single int is repeated N times */
+    PyObject *def_obj;    /* the default as a Python object (parsed once), or NULL for None */
+} emp_param;
+
+typedef struct emp_sig {
+    int nparams, npos;    /* npos: params that may be given positionally */
+    emp_param p[EMP_MAX_ARGS];
+    const char *text;
+} emp_sig;
+
+typedef struct emp_parser {
+    const char *name;
+    const char *sigs[EMP_MAX_SIGS + 1]; /* NULL-terminated */
+    int nsigs;                           /* 0 until parsed (lazily, once) */
+    emp_sig parsed[EMP_MAX_SIGS];
+} emp_parser;
+
+/* The parsed arguments of one call, indexed like the matched signature's
+ * params; defaults are applied, so the value fields always hold the value. */
+typedef struct emp_args {
+    int sig;                        /* index of the matched signature */
+    PyObject *self;                 /* the Tensor a method was called on, or NULL */
+    bool has[EMP_MAX_ARGS];         /* the value is not None (given, or a non-None default) */
+    PyObject *obj[EMP_MAX_ARGS];    /* borrowed Python objects (NULL: absent or None) */
+    em_tensor *t[EMP_MAX_ARGS];     /* EMP_TENSOR / EMP_SCALAR_T */
+    double d[EMP_MAX_ARGS];
+    int64_t i[EMP_MAX_ARGS];        /* ints, bools, dtypes */
+    bool isint[EMP_MAX_ARGS];       /* EMP_SCALAR: the number was an int (or bool) */
+    const char *s[EMP_MAX_ARGS];
+    em_device dev[EMP_MAX_ARGS];
+    int nlist[EMP_MAX_ARGS];        /* EMP_INTLIST length */
+    int64_t list[EMP_MAX_ARGS][EM_MAX_DIMS];
+    int nowned;
+    em_tensor *owned[EMP_MAX_ARGS]; /* wrapped numbers made by the parser */
+} emp_args;
+
+/* Fills `a` from a FASTCALL call (self prepended as the first param when not
+ * NULL); tries each signature in order. 0, or -1 with PyTorch's TypeError
+ * listing the accepted signatures. */
+int emp_parse(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+              emp_args *a);
+void emp_args_release(emp_args *a);
+/* int[] list as C ints (dims). */
+static inline const int *emp_dims(emp_args *a, int k, int *buf)
+{
+    for (int j = 0; j < a->nlist[k]; j++) buf[j] = (int)a->list[k][j];
+    return buf;
+}
+/* A dtype argument, or EM_DTYPE_NONE when absent. */
+static inline em_dtype emp_dtype_arg(emp_args *a, int k) { return a->has[k] ? (em_dtype)a->i[k] : EM_DTYPE_NONE; }
+/* Collects a tuple/list of tensors into out[max] (borrowed); returns the count or -1. */
+int emp_tensor_seq(PyObject *seq, em_tensor **out, int max, const char *what);
+/* Converts a Python number to a wrapped-number tensor (new ref), or NULL (no error set) if not a number. */
+em_tensor *emp_number_tensor(PyObject *o);
+
+typedef PyObject *(*emp_impl)(emp_args *a);
+PyObject *emp_call(emp_parser *p, emp_impl impl, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames);
+
+/* EMP_BIND(name, "sig", ...) { body using emp_args *a } defines the parser,
+ * the body and the entry points emp_fn_<name> (module) and emp_meth_<name>
+ * (Tensor method); list them in a table with EMP_FUNCTION / EMP_METHOD. */
+#define EMP_BIND(name, ...)                                                                         \
+    static emp_parser emp_parser_##name = {#name, {__VA_ARGS__, NULL}};                             \
+    static PyObject *emp_impl_##name(emp_args *a);                                                  \
+    __attribute__((unused)) static PyObject *emp_fn_##name(PyObject *m, PyObject *const *args,      \
+                                                           Py_ssize_t n, PyObject *kw)              \
+    {                                                                                               \
+        return emp_call(&emp_parser_##name, emp_impl_##name, NULL, args, n, kw);                    \
+    }                                                                                               \
+    __attribute__((unused)) static PyObject *emp_meth_##name(PyObject *self, PyObject *const *args, \
+                                                             Py_ssize_t n, PyObject *kw)            \
+    {                                                                                               \
+        return emp_call(&emp_parser_##name, emp_impl_##name, self, args, n, kw);                    \
+    }                                                                                               \
+    static PyObject *emp_impl_##name(emp_args *a)
+
+#define EMP_FASTCALL (METH_FASTCALL | METH_KEYWORDS)
+#define EMP_FUNCTION(name) {#name, (PyCFunction)(void (*)(void))emp_fn_##name, EMP_FASTCALL, NULL}
+#define EMP_METHOD(name) {#name, (PyCFunction)(void (*)(void))emp_meth_##name, EMP_FASTCALL, NULL}
+#define EMP_FUNCTION_AS(pyname, name) {pyname, (PyCFunction)(void (*)(void))emp_fn_##name, EMP_FASTCALL, NULL}
+#define EMP_METHOD_AS(pyname, name) {pyname, (PyCFunction)(void (*)(void))emp_meth_##name, EMP_FASTCALL, NULL}
+
+/* The module's functions and the Tensor's methods, assembled at import from
+ * each binding file's tables (module.c). Adding an entry whose name is
+ * already there replaces it (hand-written bindings override generated ones). */
+typedef struct emp_table {
+    PyMethodDef *defs;
+    int n, cap;
+} emp_table;
+void emp_table_add(emp_table *t, const PyMethodDef *def);
+void emp_table_add_all(emp_table *t, const PyMethodDef *defs); /* NULL-name terminated */
+/* Each binding file's tables (NULL-name terminated). */
+extern PyMethodDef emp_tensor_functions[], emp_tensor_methods[];
+extern PyMethodDef emp_params_functions[], emp_params_methods[];
+extern PyMethodDef emp_factory_functions[];
+extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
+void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);
+extern PyNumberMethods emp_tensor_as_number;
+PyObject *emp_tensor_richcompare(PyObject *a, PyObject *b, int op);
+
+#endif

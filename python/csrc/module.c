@@ -1,0 +1,141 @@
+/* ember._C: module init, the assembled function and method tables, and the
+ * small process-wide settings (default dtype, seed, threads, grad mode). */
+#include "emp.h"
+
+/* ---- tables ----------------------------------------------------------------- */
+void emp_table_add(emp_table *t, const PyMethodDef *def)
+{
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->defs[i].ml_name, def->ml_name)) {
+            t->defs[i] = *def;
+            return;
+        }
+    if (t->n + 1 >= t->cap) { /* keep room for the terminator */
+        t->cap = t->cap ? 2 * t->cap : 256;
+        t->defs = PyMem_RawRealloc(t->defs, t->cap * sizeof *t->defs); /* lives as long as the process */
+        if (!t->defs) abort();
+    }
+    t->defs[t->n++] = *def;
+    t->defs[t->n] = (PyMethodDef){NULL};
+}
+
+void emp_table_add_all(emp_table *t, const PyMethodDef *defs)
+{
+    for (; defs->ml_name; defs++) emp_table_add(t, defs);
+}
+
+/* ---- settings ------------------------------------------------------------------ */
+static PyObject *set_tensor_class(PyObject *m, PyObject *cls)
+{
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &EmpTensorBase_Type))
+        return PyErr_Format(PyExc_TypeError, "_set_tensor_class expects a subclass of TensorBase");
+    Py_INCREF(cls);
+    emp_tensor_class = (PyTypeObject *)cls; /* kept for the life of the process */
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_default_dtype(PyObject *m, PyObject *unused) { return Py_NewRef(emp_dtype_obj(em_get_default_dtype())); }
+
+static PyObject *set_default_dtype(PyObject *m, PyObject *d)
+{
+    if (Py_TYPE(d) != &EmpDtype_Type)
+        return PyErr_Format(PyExc_TypeError, "set_default_dtype expects an ember.dtype, not %s", Py_TYPE(d)->tp_name);
+    em_dtype dt = ((EmpDtype *)d)->dtype;
+    if (dt != EM_F32 && dt != EM_F64)
+        return PyErr_Format(PyExc_TypeError, "only floating-point types are supported as the default type");
+    if (em_set_default_dtype(dt)) return emp_raise();
+    Py_RETURN_NONE;
+}
+
+static PyObject *manual_seed(PyObject *m, PyObject *seed)
+{
+    unsigned long long s = PyLong_AsUnsignedLongLongMask(seed);
+    if (PyErr_Occurred()) return NULL;
+    em_manual_seed(s);
+    Py_RETURN_NONE;
+}
+
+static PyObject *initial_seed(PyObject *m, PyObject *unused)
+{
+    return PyLong_FromUnsignedLongLong(em_generator_initial_seed(NULL));
+}
+
+static PyObject *set_num_threads(PyObject *m, PyObject *n)
+{
+    long v = PyLong_AsLong(n);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    if (v <= 0) return PyErr_Format(PyExc_RuntimeError, "set_num_threads expects a positive integer");
+    em_set_num_threads((int)v);
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_num_threads(PyObject *m, PyObject *unused) { return PyLong_FromLong(em_get_num_threads()); }
+static PyObject *is_grad_enabled(PyObject *m, PyObject *unused) { return PyBool_FromLong(em_is_grad_enabled()); }
+
+static PyObject *set_grad_enabled(PyObject *m, PyObject *on)
+{
+    int v = PyObject_IsTrue(on);
+    if (v < 0) return NULL;
+    em_set_grad_enabled(v);
+    Py_RETURN_NONE;
+}
+
+static PyObject *is_inference_mode_enabled(PyObject *m, PyObject *unused)
+{
+    return PyBool_FromLong(em_is_inference_mode_enabled());
+}
+
+static PyObject *set_inference_mode(PyObject *m, PyObject *on)
+{
+    int v = PyObject_IsTrue(on);
+    if (v < 0) return NULL;
+    em_set_inference_mode(v);
+    Py_RETURN_NONE;
+}
+
+static PyObject *empty_cache(PyObject *m, PyObject *unused)
+{
+    em_empty_cache();
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef settings[] = {
+    {"_set_tensor_class", set_tensor_class, METH_O, NULL},
+    {"get_default_dtype", get_default_dtype, METH_NOARGS, "The default floating-point dtype."},
+    {"_set_default_dtype", set_default_dtype, METH_O, NULL},
+    {"manual_seed", manual_seed, METH_O, NULL},
+    {"initial_seed", initial_seed, METH_NOARGS, NULL},
+    {"set_num_threads", set_num_threads, METH_O, "Threads used by CPU kernels and BLAS."},
+    {"get_num_threads", get_num_threads, METH_NOARGS, NULL},
+    {"is_grad_enabled", is_grad_enabled, METH_NOARGS, NULL},
+    {"_set_grad_enabled", set_grad_enabled, METH_O, NULL},
+    {"is_inference_mode_enabled", is_inference_mode_enabled, METH_NOARGS, NULL},
+    {"_set_inference_mode", set_inference_mode, METH_O, NULL},
+    {"_empty_cache", empty_cache, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, .m_name = "ember._C", .m_doc = "Ember's C core.", .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__C(void)
+{
+    static emp_table functions, methods;
+    emp_pointwise_tables(&functions, &methods, emp_pointwise_hidden);
+    emp_table_add_all(&functions, emp_params_functions);
+    emp_table_add_all(&methods, emp_params_methods);
+    emp_table_add_all(&functions, emp_tensor_functions);
+    emp_table_add_all(&methods, emp_tensor_methods);
+    emp_table_add_all(&functions, emp_factory_functions);
+    emp_table_add_all(&functions, settings);
+
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    EmpTensorBase_Type.tp_methods = methods.defs;
+    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || PyModule_AddFunctions(m, functions.defs)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

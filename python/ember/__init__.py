@@ -1,0 +1,42 @@
+"""Ember: a deep learning library with a C core and PyTorch's API.
+
+`import ember as torch` runs ordinary PyTorch code that uses what Ember
+covers. The heavy lifting is in the `_C` extension (python/csrc/); this
+package adds what reads better in Python: the Tensor class's Python-level
+methods, printing, grad-mode context managers.
+"""
+from . import _C
+from ._C import (dtype, device, Size, Generator, default_generator, manual_seed, initial_seed,
+                 set_num_threads, get_num_threads, get_default_dtype, is_grad_enabled,
+                 is_inference_mode_enabled)
+from ._C import (uint8, int8, int16, int32, int64, float16, float32, float64, bfloat16, bool,
+                 float, double, half, short, int, long)
+from ._tensor import Tensor
+from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
+
+_C._set_tensor_class(Tensor)
+
+# Every op of the core is a function of this module (ember.add, ember.sum...).
+globals().update({name: fn for name, fn in vars(_C).items()
+                  if callable(fn) and not name.startswith('_') and name not in globals()})
+
+__version__ = '0.1.0'
+
+
+def set_default_dtype(d):
+    """Sets the default floating-point dtype (float32 or float64)."""
+    _C._set_default_dtype(d)
+
+
+def is_tensor(obj):
+    """True if obj is an Ember tensor (or a subclass, such as a Parameter)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    """The number of elements of a tensor."""
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.is_floating_point()

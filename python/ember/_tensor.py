@@ -1,0 +1,88 @@
+"""ember.Tensor: the C TensorBase plus the methods that read better in Python."""
+from . import _C
+
+
+class Tensor(_C.TensorBase):
+    """A multi-dimensional array with autograd, over Ember's C tensor."""
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import _str
+        return _str(self, tensor_contents=tensor_contents)
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError('iteration over a 0-d tensor')
+        return iter(self.unbind(0))
+
+    def __reversed__(self):
+        return self.flip(0) if self.dim() else self
+
+    def __contains__(self, element):
+        if isinstance(element, (Tensor, int, float, bool)):
+            return bool((element == self).any().item())
+        raise RuntimeError(
+            f'Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.')
+
+    def __format__(self, format_spec):
+        if self.dim() == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
+    def __rsub__(self, other):
+        return _C.rsub(self, other)
+
+    def __rtruediv__(self, other):
+        return self.reciprocal() * other
+
+    __rdiv__ = __rtruediv__
+
+    def __rpow__(self, other):
+        return _C.pow(other, self)
+
+    def __rmatmul__(self, other):
+        return _C.matmul(other, self)
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError('Only Tensors created explicitly by the user (graph leaves) support the deepcopy '
+                               'protocol at the moment')
+        if id(self) in memo:
+            return memo[id(self)]
+        with _C_no_grad():
+            new = self.clone()
+            if type(self) is not Tensor:
+                new = type(self)._make_subclass(type(self), new, self.requires_grad)
+            else:
+                new.requires_grad_(self.requires_grad)
+            if self.grad is not None:
+                new.grad = self.grad.clone()
+            new.__dict__.update({k: __import__('copy').deepcopy(v, memo) for k, v in self.__dict__.items()})
+        memo[id(self)] = new
+        return new
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Computes the gradient of this tensor w.r.t. graph leaves (see ember.autograd.backward)."""
+        from . import autograd
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """Registers hook(grad) -> Tensor or None, called with this tensor's gradient."""
+        from . import autograd
+        return autograd._register_hook(self, hook)
+
+    @property
+    def is_cpu(self):
+        return not self.is_cuda
+
+    @property
+    def layout(self):
+        return 'strided'
+
+
+class _C_no_grad:
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
