@@ -30,7 +30,6 @@ typedef struct em_meta {
     em_node *acc;     /* a leaf's AccumulateGrad node while one lives (weak) */
     em_hook *hooks;   /* a leaf's hooks (a non-leaf's live on its grad_fn) */
     em_hook *post_hooks; /* a leaf's post-accumulate-grad hooks */
-    bool is_view;     /* made by a recorded view: in-place writes to it are refused */
 } em_meta;
 
 typedef struct em_edge {
@@ -50,6 +49,12 @@ typedef struct em_geometry {
     int8_t dtype;
     int64_t sizes[EM_MAX_DIMS];
 } em_geometry;
+static inline void em_geometry_of(em_geometry *g, const em_tensor *t)
+{
+    g->ndim = t->ndim;
+    g->dtype = t->dtype;
+    memcpy(g->sizes, t->sizes, sizeof t->sizes);
+}
 
 /* A backward formula: from grad_out[k] (the gradient of forward output k, never
  * NULL: missing ones are zeros) compute grad_in[i] for each input i whose
@@ -186,6 +191,33 @@ void em_autograd_install(void);
 /* Does a geometry reach a storage element twice (stride 0, interleaving)? */
 bool em_geometry_overlaps(int ndim, const int64_t *sizes, const int64_t *strides);
 em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in);
+em_status em_copy_slices_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in);
+/* A geometry in a storage (borrowed arrays). */
+typedef struct em_strided {
+    int ndim;
+    const int64_t *sizes, *strides;
+    int64_t offset;
+} em_strided;
+/* grad (shaped like `from`) moved onto geometry `to` of the same storage,
+ * summed where `from` reaches an element twice, zero where it does not
+ * reach; `to` must not overlap itself. Recorded ops: a new reference. */
+em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_strided *to);
+
+/* ---- views (Note [In-place on views] in inplace_view.c) ------------------- */
+/* Regenerates view t's history when its storage was written since it was
+ * made (t->view_version): a view of its root's current history. */
+em_status em_view_refresh(em_tensor *t);
+/* Records view `view` of `base` (the core's record_view hook). */
+em_status em_record_view(const em_tensor *base, em_tensor *view);
+/* After an in-place op wrote view v: v's root gets history CopySlices(its
+ * old history, output k of n) (n NULL: the write recorded nothing) and v a
+ * view of that. */
+em_status em_rebase_view(em_tensor *v, em_node *n, int k);
+/* What a node saves of input t: t itself, or for a view an alias with t's
+ * history but without its base, so that the graph never holds a root
+ * through a view of it (the root's history may come to hold the node:
+ * a cycle). A new reference, NULL on error. */
+em_tensor *em_saved_ref(const em_tensor *t);
 
 /* Sums g over broadcast dims down to `geom`'s shape and casts it to its dtype.
  * Consumes g; returns a new reference. */

@@ -8,7 +8,9 @@
  * the view's geometry (summing where the view reaches an element twice) and
  * read back through the base's geometry. The base must not overlap itself
  * (record.c refuses views of expanded tensors), so that read is exact. Every
- * step is an Ember op, so with create_graph the backward is recorded too. */
+ * step is an Ember op, so with create_graph the backward is recorded too.
+ * CopySlices, the node of an in-place write through a view, moves gradients
+ * between the same two geometries the other way. */
 #include "autograd.h"
 #include "ember/ember.h"
 
@@ -28,14 +30,17 @@ static em_tensor *offsets(int ndim, const int64_t *sizes, const int64_t *strides
     return acc;
 }
 
-em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in)
+/* Moves g, shaped like geometry `from`, onto geometry `to` of the same
+ * storage: the result (contiguous, shaped like `to`) holds at each element
+ * the sum of g's elements at the same storage element, zero where `from`
+ * does not reach. `to` must not overlap itself. A new reference. */
+em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_strided *to)
 {
-    const em_geometry *bg = &n->in_geom[0];
-    int nd = n->view_ndim;
+    int nd = from->ndim;
     int64_t vs[EM_MAX_DIMS], vt[EM_MAX_DIMS];
-    memcpy(vs, n->view_sizes, sizeof vs);
-    memcpy(vt, n->view_strides, sizeof vt);
-    em_tensor *g = em_retain(grad_out[0]);
+    memcpy(vs, from->sizes, nd * sizeof *vs);
+    memcpy(vt, from->strides, nd * sizeof *vt);
+    em_tensor *g = em_retain((em_tensor *)grad);
     /* a broadcast (stride-0) dim reaches one element: sum it first */
     for (int d = 0; d < nd && g; d++) {
         if (vt[d] != 0 || vs[d] <= 1) continue;
@@ -44,41 +49,70 @@ em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tens
         g = s;
         vs[d] = 1;
     }
-    if (!g) return em_error_code();
+    if (!g) return NULL;
     /* the storage span both geometries reach */
-    int64_t lo = n->base_offset < n->view_offset ? n->base_offset : n->view_offset, hi = lo;
-    int64_t bend = n->base_offset, vend = n->view_offset;
+    int64_t lo = to->offset < from->offset ? to->offset : from->offset, hi;
+    int64_t bend = to->offset, vend = from->offset;
     bool empty = false;
-    for (int d = 0; d < bg->ndim; d++) bend += (bg->sizes[d] - 1) * n->base_strides[d], empty |= bg->sizes[d] == 0;
+    for (int d = 0; d < to->ndim; d++) bend += (to->sizes[d] - 1) * to->strides[d], empty |= to->sizes[d] == 0;
     for (int d = 0; d < nd; d++) vend += (vs[d] - 1) * vt[d], empty |= vs[d] == 0;
     hi = bend > vend ? bend : vend;
     int64_t len = empty ? 0 : hi - lo + 1;
     em_tensor *z = em_zeros(1, &len, (em_dtype)g->dtype);
     em_status st = z ? EM_OK : em_error_code();
-    /* scattering through put (a recorded op) also serves create_graph: copy_
-     * into a view of the buffer would leave the buffer itself without history */
+    /* scattering through put (a recorded op) also serves create_graph, with
+     * one node instead of copy_'s CopySlices and view nodes */
     bool recording = em_grad_mode() && em_requires_grad(g);
     if (st == EM_OK && !empty) {
         if (recording || em_geometry_overlaps(nd, vs, vt)) {
-            em_tensor *idx = offsets(nd, vs, vt, n->view_offset - lo), *fi = idx ? em_reshape(idx, 1, &(int64_t){-1}) : NULL;
+            em_tensor *idx = offsets(nd, vs, vt, from->offset - lo), *fi = idx ? em_reshape(idx, 1, &(int64_t){-1}) : NULL;
             em_tensor *fg = fi ? em_reshape(g, 1, &(int64_t){-1}) : NULL;
             st = fg ? em_put_(z, fi, fg, true) : em_error_code();
             em_release(idx), em_release(fi), em_release(fg);
         } else {
-            em_tensor *gv = em_as_strided(z, nd, vs, vt, n->view_offset - lo);
+            em_tensor *gv = em_as_strided(z, nd, vs, vt, from->offset - lo);
             st = gv ? em_copy_(gv, g) : em_error_code();
             em_release(gv);
         }
     }
     em_tensor *r = NULL;
     if (st == EM_OK) {
-        em_tensor *bv = em_as_strided(z, bg->ndim, bg->sizes, n->base_strides, empty ? 0 : n->base_offset - lo);
+        em_tensor *bv = em_as_strided(z, to->ndim, to->sizes, to->strides, empty ? 0 : to->offset - lo);
         r = bv ? em_contiguous(bv) : NULL;
         em_release(bv);
-        if (!r) st = em_error_code();
     }
     em_release(z);
     em_release(g);
-    grad_in[0] = r;
-    return st;
+    return r;
+}
+
+em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in)
+{
+    em_strided view = {n->view_ndim, n->view_sizes, n->view_strides, n->view_offset};
+    em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, n->base_strides, n->base_offset};
+    grad_in[0] = em_restride(grad_out[0], &view, &base);
+    return grad_in[0] ? EM_OK : em_error_code();
+}
+
+/* CopySlices (Note [In-place on views]): the root's gradient G passes on to
+ * the root's history with the written elements zeroed (the write replaced
+ * them), and the written elements' part goes to the in-place op's node. */
+em_status em_copy_slices_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in)
+{
+    em_strided view = {n->view_ndim, n->view_sizes, n->view_strides, n->view_offset};
+    em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, n->base_strides, n->base_offset};
+    em_arena a = {0};
+    em_tensor *const *go = grad_out, **gi = grad_in;
+    if (em_node_needs_grad(n, 0)) {
+        /* 1 where the root was not written: a constant, made without history */
+        bool was = em_is_grad_enabled();
+        em_set_grad_enabled(false);
+        em_tensor *ones = X(em_ones(view.ndim, view.sizes, (em_dtype)G->dtype));
+        em_tensor *written = ones ? X(em_restride(ones, &view, &base)) : NULL;
+        em_tensor *one = X(em_scalar_float(1)), *kept = written ? X(em_sub(one, written, 1)) : NULL;
+        em_set_grad_enabled(was);
+        GRAD(0, X(em_mul(G, kept)));
+    }
+    GRAD(1, X(em_restride(G, &base, &view)));
+    DONE();
 }

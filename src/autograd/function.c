@@ -238,7 +238,7 @@ static em_status check_outputs(em_function_ctx *ctx, int nout, em_tensor *const 
         if (!m->grad_fn && m->requires_grad)
             return em_fail(EM_ERR_RUNTIME, "a leaf Variable that requires grad has been used in an in-place "
                            "operation.");
-        if (m->is_view && m->grad_fn)
+        if (em_view_root(t) != t && em_requires_grad(t))
             return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: in-place operations on a view of a tensor that requires "
                            "grad are not implemented yet; clone() the view first", ctx->node->name);
     }
@@ -287,7 +287,7 @@ static em_status pack_saved(em_function_ctx *ctx, int nout, em_tensor *const *ou
         if (!t) continue;
         for (int k = 0; k < nout; k++)
             if (out[k] == t) ctx->out_nr[i] = k;
-        ctx->saved[i].t = ctx->out_nr[i] >= 0 ? em_detach(t) : em_retain((em_tensor *)t);
+        ctx->saved[i].t = ctx->out_nr[i] >= 0 ? em_detach(t) : em_saved_ref(t);
         if (!ctx->saved[i].t) return em_error_code();
         ctx->saved[i].version = em_version(t);
     }

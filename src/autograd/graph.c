@@ -138,7 +138,6 @@ static void free_meta(void *p)
     free(m);
 }
 
-em_status em_record_view(const em_tensor *base, em_tensor *view); /* record.c */
 static const em_autograd_hooks hooks = {.free_meta = free_meta, .record_view = em_record_view};
 extern em_status (*em_autograd_stage)(const em_call *c, em_kernel k);
 em_status em_autograd_run(const em_call *c, em_kernel k); /* record.c */
@@ -173,8 +172,9 @@ em_status em_set_history(em_tensor *out, em_node *n, int k)
 
 em_node *em_gradient_edge(em_tensor *t, int *input_nr)
 {
-    em_meta *m = em_meta_get(t);
     *input_nr = 0;
+    if (em_view_refresh(t)) return NULL;
+    em_meta *m = em_meta_get(t);
     if (!m) return NULL;
     if (m->grad_fn) {
         *input_nr = m->output_nr;
@@ -200,6 +200,7 @@ em_node *em_gradient_edge(em_tensor *t, int *input_nr)
 /* ---- the public tensor-level API --------------------------------------- */
 em_status em_set_requires_grad(em_tensor *t, bool requires_grad)
 {
+    if (em_view_refresh(t)) return em_error_code();
     em_meta *m = em_meta_get(t);
     if (m && m->grad_fn) {
         if (requires_grad) return EM_OK;
@@ -218,14 +219,18 @@ em_status em_set_requires_grad(em_tensor *t, bool requires_grad)
     return EM_OK;
 }
 
+/* The queries below see a view's current history (em_view_refresh); if it
+ * cannot be made (out of memory) they answer from the old one. */
 bool em_requires_grad(const em_tensor *t)
 {
+    em_view_refresh((em_tensor *)t);
     const em_meta *m = em_meta_get(t);
     return m && (m->requires_grad || m->grad_fn);
 }
 
 bool em_is_leaf(const em_tensor *t)
 {
+    em_view_refresh((em_tensor *)t);
     const em_meta *m = em_meta_get(t);
     return !m || !m->grad_fn;
 }
@@ -251,23 +256,21 @@ em_status em_set_grad(em_tensor *t, const em_tensor *grad)
 
 em_node *em_grad_fn(const em_tensor *t)
 {
+    em_view_refresh((em_tensor *)t);
     const em_meta *m = em_meta_get(t);
     return m ? m->grad_fn : NULL;
 }
 
 em_tensor *em_detach(const em_tensor *t)
 {
-    bool was = em_is_grad_enabled();
-    em_set_grad_enabled(false); /* a plain alias: not recorded as a view */
-    em_tensor *r = em_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset);
-    em_set_grad_enabled(was);
-    return r;
+    return em_tensor_alias(t); /* no view: it follows no history */
 }
 
 static int next_hook_id;
 
 static em_hook **hook_list(em_tensor *t)
 {
+    em_view_refresh(t);
     em_meta *m = em_meta_get(t);
     if (!m || (!m->requires_grad && !m->grad_fn)) {
         em_error(EM_ERR_RUNTIME, "cannot register a hook on a tensor that doesn't require gradient");
@@ -335,6 +338,7 @@ em_status em_remove_hook(em_tensor *t, int handle)
 
 em_status em_retain_grad(em_tensor *t)
 {
+    if (em_view_refresh(t)) return em_error_code();
     em_meta *m = em_meta_get(t);
     if (!m || (!m->requires_grad && !m->grad_fn))
         return em_fail(EM_ERR_RUNTIME, "can't retain_grad on Tensor that has requires_grad=False");

@@ -1,6 +1,6 @@
 /* Recording the graph: the dispatcher's autograd stage (Note [Autograd
- * stage] in src/ops/dispatch.c) wraps a kernel call in a graph node, and
- * views of tensors that require grad become view nodes. */
+ * stage] in src/ops/dispatch.c) wraps a kernel call in a graph node; writes
+ * into views rebase their root's history (inplace_view.c). */
 #include "autograd.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -34,33 +34,46 @@ static em_status run_kernel(const em_call *c, em_kernel k)
 
 /* An alias of t sharing its storage, without autograd metadata: what a node
  * saves of an output, so that output -> node -> output is no cycle. */
-static em_tensor *alias(const em_tensor *t)
-{
-    em_set_grad_enabled(false);
-    em_tensor *r = em_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset);
-    em_set_grad_enabled(true);
-    return r;
-}
+static em_tensor *alias(const em_tensor *t) { return em_tensor_alias(t); }
 
-static void geometry(em_geometry *g, const em_tensor *t)
+/* Writing into t (`any`: an input requires grad): a leaf that requires
+ * grad, a view of one, or an output of split/chunk/unbind is refused
+ * (PyTorch's check_inplace). */
+static em_status check_writable(em_tensor *t, bool any, const char *op)
 {
-    g->ndim = t->ndim;
-    g->dtype = t->dtype;
-    memcpy(g->sizes, t->sizes, sizeof t->sizes);
-}
-
-/* Writing into t: a leaf that requires grad, or a recorded view, is refused. */
-static em_status check_writable(const em_tensor *t, const char *op)
-{
-    const em_meta *m = t ? em_meta_get(t) : NULL;
-    if (!m) return EM_OK;
-    if (!m->grad_fn && m->requires_grad)
+    if (!t || em_view_refresh(t)) return t ? em_error_code() : EM_OK;
+    bool grad = em_requires_grad(t);
+    if (!grad && !any) return EM_OK;
+    const em_tensor *root = em_view_root(t);
+    if (root != t && (t->flags & EM_FLAG_MULTI_VIEW))
+        return em_fail(EM_ERR_RUNTIME, "%s: Output of a function that returns multiple views (split, chunk, unbind) "
+                       "is a view and is being modified inplace. This view is the output of a function that returns "
+                       "multiple views. Such functions do not allow the output views to be modified inplace. You "
+                       "should replace the inplace operation by an out-of-place one.", op);
+    if (grad && root != t && em_is_leaf(root))
+        return em_fail(EM_ERR_RUNTIME, "%s: a view of a leaf Variable that requires grad is being used in an "
+                       "in-place operation.", op);
+    if (grad && em_is_leaf(t))
         return em_fail(EM_ERR_RUNTIME, "%s: a leaf Variable that requires grad is being used in an in-place "
                        "operation.", op);
-    if (m->is_view && m->grad_fn)
-        return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: in-place operations on a view of a tensor that requires grad "
-                       "are not implemented yet; clone() the view first", op);
     return EM_OK;
+}
+
+/* Output j is an op layer's internal view of a later output (the tensor the
+ * user gets, Note [Recorded index calls]): that one carries the history. */
+static bool internal_alias(const em_call *c, int j)
+{
+    for (int k = j + 1; k < c->nout; k++)
+        if (c->out[k] && c->out[k] != c->out[j] && c->out[k]->storage == c->out[j]->storage) return true;
+    return false;
+}
+
+/* A write into a view of a root (other than an internal alias): its root's
+ * history is rebased (Note [In-place on views]). */
+static bool writes_view(const em_call *c, int j)
+{
+    const em_tensor *o = c->out[j];
+    return o && em_view_root(o) != o && em_dtype_is_float((em_dtype)o->dtype) && !internal_alias(c, j);
 }
 
 /* An output that gets no history (no input requires grad, or it is not
@@ -76,35 +89,29 @@ static void cut_history(em_tensor *t)
 }
 
 /* Note [In-place into shared memory]: an in-place op that gives history to
- * a tensor without any (x.mul_(w), w requiring grad) must not leave another
- * tensor object over the same memory (a view of x, or x's base) without it:
- * that one's gradients would be silently wrong. Ember does not yet rebase a
- * base's history (PyTorch's CopySlices), so such a write is refused. A
- * tensor outside the call shares the memory when the storage has more
- * holders than the call's own tensors over it (op layers pass their internal
- * views of the written tensor in the call). */
-static bool shared_without_history(const em_call *c, const em_tensor *o)
+ * a tensor without any (x.mul_(w), w requiring grad) reaches every view of
+ * x's root and the root itself (Note [In-place on views]), but not another
+ * tensor object over the same memory that is no view of that root (a
+ * detached alias, what a node saved): that one's gradients would be
+ * silently wrong, so such a write is refused. Each tensor over a storage
+ * holds it once, and a root counts its live views. */
+static bool shared_without_history(const em_tensor *o)
 {
-    if (!o || o->autograd) return false;
-    bool written_in_place = false;
-    for (int i = 0; i < c->nin; i++) written_in_place |= c->in[i] == o;
-    if (!written_in_place) return false;
-    int64_t holders = 0;
-    for (int i = 0; i < c->nin; i++)
-        if (c->in[i] && c->in[i]->storage == o->storage) {
-            bool dup = false; /* count each tensor object once */
-            for (int j = 0; j < i; j++) dup |= c->in[j] == c->in[i];
-            holders += !dup;
-        }
-    for (int k = 0; k < c->nout; k++) {
-        const em_tensor *t = c->out[k];
-        if (!t || t->storage != o->storage) continue;
-        bool dup = false;
-        for (int i = 0; i < c->nin; i++) dup |= c->in[i] == t;
-        for (int j = 0; j < k; j++) dup |= c->out[j] == t;
-        holders += !dup;
-    }
-    return __atomic_load_n(&o->storage->refcount, __ATOMIC_RELAXED) > holders;
+    const em_tensor *root = em_view_root(o);
+    if (em_requires_grad(root) || em_requires_grad(o)) return false;
+    int64_t family = 1 + __atomic_load_n(&root->nviews, __ATOMIC_RELAXED);
+    return __atomic_load_n(&o->storage->refcount, __ATOMIC_RELAXED) > family;
+}
+
+/* A write that records nothing: a view of a root with history leaves those
+ * elements without gradient (CopySlices without a node); any other output
+ * loses its history (it was overwritten). */
+static em_status unrecorded_write(const em_call *c, int j)
+{
+    em_tensor *o = c->out[j];
+    if (writes_view(c, j) && em_requires_grad(em_view_root(o))) return em_rebase_view(o, NULL, 0);
+    cut_history(o);
+    return EM_OK;
 }
 
 em_status em_autograd_run(const em_call *c, em_kernel k)
@@ -113,7 +120,7 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
     bool any = false;
     for (int i = 0; i < c->nin; i++) any |= needs_grad(c->in[i]);
     for (int j = 0; j < c->nout; j++)
-        if (check_writable(c->out[j], op)) return em_error_code();
+        if (!(c->out[j] && internal_alias(c, j)) && check_writable(c->out[j], any, op)) return em_error_code();
     /* an output with history written by a kernel that may read it (in-place
      * accumulation into self, ...) without any input needing grad */
     if (!any && (em_ops[c->op].flags & EM_F_DIFF) && em_ops[c->op].kind == EM_KIND_OTHER && c->op != EM_OP_copy)
@@ -124,14 +131,14 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
     if (!any || !(em_ops[c->op].flags & EM_F_DIFF)) {
         em_status st = run_kernel(c, k);
         if (st == EM_OK) em_bump_outputs(c);
-        if (st == EM_OK)
-            for (int j = 0; j < c->nout; j++) cut_history(c->out[j]);
+        for (int j = 0; j < c->nout && st == EM_OK; j++) st = unrecorded_write(c, j);
         return st;
     }
     for (int j = 0; j < c->nout; j++)
-        if (shared_without_history(c, c->out[j]))
-            return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: an in-place operation that makes a view (or the base of a "
-                           "view) require grad is not implemented yet; clone() it first", op);
+        if (c->out[j] && !internal_alias(c, j) && shared_without_history(c->out[j]))
+            return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: an in-place operation that gives history to memory another "
+                           "tensor (not a view of it: a detached alias, a saved tensor) also sees is not "
+                           "implemented; clone() it first", op);
     const em_formula *f = &em_formulas[c->op];
     uint32_t saves = f->saves ? *f->saves : 0;
     if (!f->fn) return em_fail(EM_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented", op);
@@ -150,7 +157,7 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
     for (int i = 0; i < c->nin && st == EM_OK; i++) {
         const em_tensor *in = c->in[i];
         if (!in) continue;
-        geometry(&n->in_geom[i], in);
+        em_geometry_of(&n->in_geom[i], in);
         n->next[i].node = em_gradient_edge((em_tensor *)in, &n->next[i].input_nr);
         if (!(saves & EM_SAVE_IN(i))) continue;
         bool written = false; /* an input the kernel overwrites (in place) is saved as it was */
@@ -159,7 +166,7 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
          * as it was when the kernel overwrites it (in place): a recorded copy,
          * whose history (the input's) a double backward follows */
         if ((st = em_check_savable(in))) break;
-        n->in[i].t = written ? em_clone(in) : em_retain((em_tensor *)in);
+        n->in[i].t = written ? em_clone(in) : em_saved_ref(in);
         if (!n->in[i].t) st = em_error_code();
         else n->in[i].version = em_version(n->in[i].t);
     }
@@ -168,12 +175,12 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
     for (int j = 0; j < c->nout && st == EM_OK; j++) {
         em_tensor *out = c->out[j];
         if (!out) continue;
-        geometry(&n->out_geom[j], out);
+        em_geometry_of(&n->out_geom[j], out);
         if (!em_dtype_is_float((em_dtype)out->dtype)) {
             cut_history(out);
             continue;
         }
-        if ((st = em_set_history(out, n, j))) break;
+        if ((st = writes_view(c, j) ? em_rebase_view(out, n, j) : em_set_history(out, n, j))) break;
         if (saves & EM_SAVE_OUT(j)) {
             if (!(n->out[j].t = alias(out))) {
                 st = em_error_code();
@@ -186,7 +193,6 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
     return st;
 }
 
-/* ---- views -------------------------------------------------------------- */
 /* Does a geometry reach any storage element twice (a stride-0 dim, or strides
  * too small for the sizes)? A sufficient check: sorted by stride, each
  * stride must exceed the extent of the dims below it. */
@@ -206,31 +212,4 @@ bool em_geometry_overlaps(int ndim, const int64_t *sizes, const int64_t *strides
         extent += (sizes[order[k]] - 1) * strides[order[k]];
     }
     return false;
-}
-
-
-em_status em_record_view(const em_tensor *base, em_tensor *view)
-{
-    em_meta *bm = em_meta_get(base);
-    if (!bm || (!bm->requires_grad && !bm->grad_fn)) return EM_OK;
-    if (!em_dtype_is_float((em_dtype)base->dtype)) return EM_OK;
-    if (em_geometry_overlaps(base->ndim, base->sizes, base->strides))
-        return em_fail(EM_ERR_NOT_IMPLEMENTED, "taking a view of an expanded (self-overlapping) tensor that requires "
-                       "grad is not implemented yet; call contiguous() first");
-    em_node *n = em_node_new("ViewBackward0", em_view_backward);
-    if (!n) return em_error_code();
-    n->nin = n->nout = 1;
-    geometry(&n->in_geom[0], base);
-    geometry(&n->out_geom[0], view);
-    memcpy(n->base_strides, base->strides, sizeof base->strides);
-    n->base_offset = base->offset;
-    n->view_ndim = view->ndim;
-    memcpy(n->view_sizes, view->sizes, sizeof view->sizes);
-    memcpy(n->view_strides, view->strides, sizeof view->strides);
-    n->view_offset = view->offset;
-    n->next[0].node = em_gradient_edge((em_tensor *)base, &n->next[0].input_nr);
-    em_status st = em_set_history(view, n, 0);
-    if (st == EM_OK) em_meta_get(view)->is_view = true;
-    em_node_release(n);
-    return st;
 }

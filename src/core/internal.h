@@ -10,7 +10,11 @@
 /* ---- storage and tensor (Note [Views]) --------------------------------
  * A view shares its base's storage and points at it directly: views never
  * chain. The version counter lives in the storage so that every view sees
- * every in-place write. */
+ * every in-place write. A view also holds its root base (`base`: the tensor
+ * that is not a view it was made from, through any chain of views), so that
+ * autograd can rebase the root's history when the view is written in place
+ * and regenerate a view's history when its root was (Note [In-place on
+ * views] in src/autograd/record.c). */
 typedef struct em_storage {
     int64_t refcount;
     void *data;
@@ -23,8 +27,10 @@ typedef struct em_storage {
 } em_storage;
 
 /* EM_FLAG_INFERENCE: made while inference mode was on (or a view of such a
- * tensor): autograd refuses to save it for backward. */
-enum { EM_FLAG_WRAPPED_NUMBER = 1, EM_FLAG_INFERENCE = 2 };
+ * tensor): autograd refuses to save it for backward. EM_FLAG_MULTI_VIEW: an
+ * output of split/chunk/unbind (or a view of one), which autograd does not
+ * let an in-place op write (PyTorch's rule). Views inherit both. */
+enum { EM_FLAG_WRAPPED_NUMBER = 1, EM_FLAG_INFERENCE = 2, EM_FLAG_MULTI_VIEW = 4 };
 
 struct em_tensor {
     int64_t refcount;
@@ -37,6 +43,10 @@ struct em_tensor {
     int64_t strides[EM_MAX_DIMS];
     void *autograd; /* autograd metadata, owned by src/autograd (NULL: none) */
     void *binding;  /* a language binding's object for this tensor (not owned; see core.h) */
+    struct em_tensor *base; /* a view's root base (strong); NULL: not a view */
+    int64_t nviews;         /* a root: how many views of it are alive */
+    uint64_t view_version;  /* a view: the storage version its history was made at
+                             * (set at creation; src/autograd moves it on) */
 };
 
 /* ---- dtype traits ---------------------------------------------------- */
@@ -103,9 +113,19 @@ em_storage *em_storage_new(size_t nbytes, em_device dev);
 void em_storage_release(em_storage *s);
 /* A new tensor over a new storage, contiguous. */
 em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device dev);
-/* A view of t's storage with the given geometry (offset in elements). */
+/* A view of t's storage with the given geometry (offset in elements); its
+ * base is t's root base (em_view_root). */
 em_tensor *em_tensor_view(const em_tensor *t, int ndim, const int64_t *sizes,
                           const int64_t *strides, int64_t offset);
+/* A tensor over t's storage with t's geometry that is not a view of t (no
+ * base, no history): detach(), and what autograd saves. */
+em_tensor *em_tensor_alias(const em_tensor *t);
+/* The root base whose storage t still shares (t itself when t is no view,
+ * or when resize_ moved its base to another storage). Borrowed. */
+static inline em_tensor *em_view_root(const em_tensor *t)
+{
+    return t->base && t->base->storage == t->storage ? t->base : (em_tensor *)t;
+}
 /* A new tensor with t's sizes and, when t is dense (no holes, no overlap), its
  * memory layout too, so elementwise results keep a transposed input's order. */
 em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt);

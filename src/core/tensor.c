@@ -50,7 +50,12 @@ void em_release(em_tensor *t)
     if (!t || __atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
     if (t->autograd) em_autograd->free_meta(t->autograd);
     em_storage_release(t->storage);
+    em_tensor *base = t->base;
     free(t);
+    if (base) {
+        __atomic_sub_fetch(&base->nviews, 1, __ATOMIC_RELAXED);
+        em_release(base); /* not recursive beyond one step: a base is no view */
+    }
 }
 
 void *em_binding(const em_tensor *t) { return t->binding; }
@@ -70,6 +75,9 @@ static em_tensor *tensor_alloc(em_storage *s, int ndim, const int64_t *sizes, co
     t->flags = inference ? EM_FLAG_INFERENCE : 0;
     t->autograd = NULL;
     t->binding = NULL;
+    t->base = NULL;
+    t->nviews = 0;
+    t->view_version = 0;
     if (ndim) {
         memcpy(t->sizes, sizes, ndim * sizeof *sizes);
         memcpy(t->strides, strides, ndim * sizeof *strides);
@@ -95,11 +103,24 @@ em_tensor *em_tensor_view(const em_tensor *base, int ndim, const int64_t *sizes,
                                  (base->flags & EM_FLAG_INFERENCE) != 0);
     if (!t) return NULL;
     __atomic_add_fetch(&base->storage->refcount, 1, __ATOMIC_RELAXED);
-    if (base->autograd && em_grad_mode() && em_autograd->record_view(base, t)) {
+    t->flags |= base->flags & EM_FLAG_MULTI_VIEW;
+    em_tensor *root = em_view_root(base);
+    t->base = em_retain(root);
+    __atomic_add_fetch(&root->nviews, 1, __ATOMIC_RELAXED);
+    t->view_version = em_version(t);
+    if ((base->autograd || root->autograd) && em_grad_mode() && em_autograd->record_view(base, t)) {
         em_release(t);
         return NULL;
     }
     return t;
+}
+
+em_tensor *em_tensor_alias(const em_tensor *t)
+{
+    em_tensor *r = tensor_alloc(t->storage, t->ndim, t->sizes, t->strides, t->offset, (em_dtype)t->dtype,
+                                (t->flags & EM_FLAG_INFERENCE) != 0);
+    if (r) __atomic_add_fetch(&t->storage->refcount, 1, __ATOMIC_RELAXED);
+    return r;
 }
 
 em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt)

@@ -376,6 +376,7 @@ int em_split_sizes(const em_tensor *t, int nsizes, const int64_t *sizes, int dim
             release_all(out, i);
             return em_error_code();
         }
+        out[i]->flags |= EM_FLAG_MULTI_VIEW;
         start += sizes[i];
     }
     return EM_OK;
@@ -429,6 +430,7 @@ int em_unbind(const em_tensor *t, int dim, em_tensor **out, int *n)
             release_all(out, (int)i);
             return em_error_code();
         }
+        out[i]->flags |= EM_FLAG_MULTI_VIEW;
     }
     *n = (int)t->sizes[d];
     return EM_OK;
