@@ -188,11 +188,13 @@ typedef struct emp_table {
 } emp_table;
 void emp_table_add(emp_table *t, const PyMethodDef *def);
 void emp_table_add_all(emp_table *t, const PyMethodDef *defs); /* NULL-name terminated */
+void emp_table_remove(emp_table *t, const char *name);
 /* Each binding file's tables (NULL-name terminated). */
 extern PyMethodDef emp_tensor_functions[], emp_tensor_methods[];
 extern PyMethodDef emp_params_functions[], emp_params_methods[];
 extern PyMethodDef emp_factory_functions[];
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
+extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);
 extern PyNumberMethods emp_tensor_as_number;
 PyObject *emp_tensor_richcompare(PyObject *a, PyObject *b, int op);
