@@ -169,6 +169,12 @@ EMP_BIND(nonzero, "nonzero(Tensor input, *, Tensor? out=None, bool as_tuple=Fals
 }
 EMP_BIND(argwhere, "argwhere(Tensor input)") { return emp_wrap(em_argwhere(a->t[0])); }
 
+/* x.where(condition, y) is where(condition, x, y) (ember.where is pointwise_params.c's). */
+EMP_BIND(where, "where(Tensor input, Tensor condition, TensorOrNumber other)")
+{
+    return emp_wrap(em_where(a->t[1], a->t[0], a->t[2]));
+}
+
 /* Both ember.f and Tensor.f; in-place methods. */
 #define BOTH(X) \
     X(index_select) X(gather) X(scatter) X(scatter_add) X(scatter_reduce) X(index_add) X(index_copy) X(index_fill) \
@@ -180,4 +186,4 @@ EMP_BIND(argwhere, "argwhere(Tensor input)") { return emp_wrap(em_argwhere(a->t[
 #define FN(name) EMP_FUNCTION(name),
 #define METH(name) EMP_METHOD(name),
 PyMethodDef emp_index_functions[] = {BOTH(FN){NULL}};
-PyMethodDef emp_index_methods[] = {BOTH(METH) IN_PLACE_METHODS(METH){NULL}};
+PyMethodDef emp_index_methods[] = {BOTH(METH) IN_PLACE_METHODS(METH) METH(where){NULL}};

@@ -141,13 +141,14 @@ EMP_BIND(rot90, "rot90(Tensor input, int k=1, int[]? dims=None)")
 /* ---- repeating ---------------------------------------------------------- */
 EMP_BIND(repeat, "repeat(Tensor input, int... repeats)") { return emp_wrap(em_repeat(a->t[0], a->nlist[1], a->list[1])); }
 EMP_BIND(tile, "tile(Tensor input, int... dims)") { return emp_wrap(em_tile(a->t[0], a->nlist[1], a->list[1])); }
-/* The method form has no one-argument (indices) overload in PyTorch; the
- * parser hands x.repeat_interleave() to it all the same (x as repeats). */
+/* The third overload is PyTorch's one-argument (indices) form, a function only. */
 EMP_BIND(repeat_interleave,
          "repeat_interleave(Tensor input, Tensor repeats, int? dim=None, *, int? output_size=None)",
          "repeat_interleave(Tensor input, int repeats, int? dim=None, *, int? output_size=None)",
          "repeat_interleave(Tensor repeats, *, int? output_size=None)")
 {
+    if (a->sig == 2 && a->self)
+        return PyErr_Format(PyExc_TypeError, "repeat_interleave() missing 1 required positional arguments: \"repeats\"");
     if (a->sig == 2) return emp_wrap(em_repeat_interleave_indices(a->t[0], a->has[1] ? a->i[1] : -1));
     int dim = a->has[2] ? (int)a->i[2] : EM_DIM_NONE;
     int64_t output_size = a->has[3] ? a->i[3] : -1;

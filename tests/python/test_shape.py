@@ -154,6 +154,7 @@ def test_repeat_interleave():
     check_raises(lambda x, r, m: m.repeat_interleave(x, r, 0), a, torch.tensor([1, 2]))
     check_raises(lambda x, m: m.repeat_interleave(x, -1), a)
     check_raises(lambda x, m: m.repeat_interleave(x, 2, 2), a)
+    check_raises(lambda r, m: r.repeat_interleave(), torch.tensor([2, 0, 3]))
 
 
 # ---- differences ---------------------------------------------------------------------------
