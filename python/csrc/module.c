@@ -161,6 +161,12 @@ PyMODINIT_FUNC PyInit__C(void)
         emp_table_remove(&methods, inplace);
     }
     emp_table_add_all(&functions, emp_factory_functions);
+    emp_table_add_all(&functions, emp_shape_functions);
+    emp_table_add_all(&methods, emp_shape_methods);
+    emp_table_add_all(&functions, emp_index_functions);
+    emp_table_add_all(&methods, emp_index_methods);
+    emp_table_add_all(&functions, emp_random_functions);
+    emp_table_add_all(&methods, emp_random_methods);
     emp_table_add_all(&functions, settings);
 
     PyObject *m = PyModule_Create(&module_def);

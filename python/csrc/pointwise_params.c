@@ -212,8 +212,12 @@ EMP_BIND(gelu_, "gelu_(Tensor input, *, str approximate='none')")
 }
 
 /* ---- ternary ------------------------------------------------------------------- */
-EMP_BIND(where, "where(Tensor condition, TensorOrNumber input, TensorOrNumber other, *, Tensor? out=None)")
+/* where(condition) alone is nonzero(condition, as_tuple=True). Tensor.where
+ * (self is the input, not the condition) is bind_index.c's. */
+EMP_BIND(where, "where(Tensor condition)",
+         "where(Tensor condition, TensorOrNumber input, TensorOrNumber other, *, Tensor? out=None)")
 {
+    if (a->sig == 0) return emp_nonzero_tuple(a->t[0]);
     return OUT(3, em_where_out(a->t[3], a->t[0], a->t[1], a->t[2]), em_where(a->t[0], a->t[1], a->t[2]));
 }
 EMP_BIND(lerp, "lerp(Tensor input, Tensor end, TensorOrNumber weight, *, Tensor? out=None)")
@@ -249,7 +253,7 @@ PyMethodDef emp_params_functions[] = {
     {NULL},
 };
 PyMethodDef emp_params_methods[] = {
-    BOUND(METH) EMP_METHOD(clamp_min), EMP_METHOD(clamp_max), EMP_METHOD(where), EMP_METHOD_AS("clip", clamp),
+    BOUND(METH) EMP_METHOD(clamp_min), EMP_METHOD(clamp_max), EMP_METHOD_AS("clip", clamp),
     EMP_METHOD_AS("clip_", clamp_),
     {NULL},
 };
