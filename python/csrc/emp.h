@@ -192,6 +192,8 @@ void emp_table_add_all(emp_table *t, const PyMethodDef *defs); /* NULL-name term
 extern PyMethodDef emp_tensor_functions[], emp_tensor_methods[];
 extern PyMethodDef emp_params_functions[], emp_params_methods[];
 extern PyMethodDef emp_factory_functions[];
+extern PyMethodDef emp_autograd_functions[];
+int emp_autograd_init(PyObject *module); /* the Node and Function ctx types */
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);
 extern PyNumberMethods emp_tensor_as_number;

@@ -128,12 +128,13 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&functions, emp_tensor_functions);
     emp_table_add_all(&methods, emp_tensor_methods);
     emp_table_add_all(&functions, emp_factory_functions);
+    emp_table_add_all(&functions, emp_autograd_functions);
     emp_table_add_all(&functions, settings);
 
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     EmpTensorBase_Type.tp_methods = methods.defs;
-    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || PyModule_AddFunctions(m, functions.defs)) {
+    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || emp_autograd_init(m) || PyModule_AddFunctions(m, functions.defs)) {
         Py_DECREF(m);
         return NULL;
     }
