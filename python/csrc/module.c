@@ -173,7 +173,8 @@ PyMODINIT_FUNC PyInit__C(void)
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     EmpTensorBase_Type.tp_methods = methods.defs;
-    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || emp_autograd_init(m) || PyModule_AddFunctions(m, functions.defs)) {
+    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || emp_autograd_init(m) ||
+        PyModule_AddFunctions(m, functions.defs)) {
         Py_DECREF(m);
         return NULL;
     }

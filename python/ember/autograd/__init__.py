@@ -19,8 +19,9 @@ def _as_tuple(tensors):
 def _grads_tuple(grads, outputs):
     """grad_tensors / grad_outputs as a tuple with one entry per output."""
     if grads is None:
-        return (None,) * len(outputs)
-    grads = (grads,) if isinstance(grads, Tensor) else tuple(grads)
+        grads = (None,) * len(outputs)
+    else:
+        grads = (grads,) if isinstance(grads, Tensor) else tuple(grads)
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if isinstance(g, Tensor):
             if g.shape != out.shape:
