@@ -211,6 +211,8 @@ extern PyMethodDef emp_shape_functions[], emp_shape_methods[], emp_index_functio
     emp_random_functions[], emp_random_methods[];
 /* nonzero(t, as_tuple=True), also torch.where(condition): one 1-d index tensor per dim (bind_index.c). */
 PyObject *emp_nonzero_tuple(const em_tensor *t);
+extern PyMethodDef emp_autograd_functions[];
+int emp_autograd_init(PyObject *module); /* the Node and Function ctx types */
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);

@@ -167,12 +167,14 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&methods, emp_index_methods);
     emp_table_add_all(&functions, emp_random_functions);
     emp_table_add_all(&methods, emp_random_methods);
+    emp_table_add_all(&functions, emp_autograd_functions);
     emp_table_add_all(&functions, settings);
 
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     EmpTensorBase_Type.tp_methods = methods.defs;
-    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || PyModule_AddFunctions(m, functions.defs)) {
+    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || emp_autograd_init(m) ||
+        PyModule_AddFunctions(m, functions.defs)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -402,6 +402,7 @@ em_status em_check_savable(const em_tensor *t)
 
 const char *em_node_name(const em_node *n) { return n->name; }
 int em_node_num_next(const em_node *n) { return n->nin; }
+em_tensor *em_node_variable(const em_node *n) { return n->leaf; }
 em_node *em_node_next(const em_node *n, int i, int *input_nr)
 {
     if (i < 0 || i >= n->nin) return em_error(EM_ERR_INDEX, "next_functions: index %d out of range", i);
