@@ -200,7 +200,7 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
         .len = (Py_ssize_t)em_numel(t) * esize,
         .itemsize = esize,
         .readonly = 0, /* tensors are writable (PyBUF_WRITABLE always granted) */
-        .ndim = nd,
+        .ndim = (flags & PyBUF_ND) == PyBUF_ND ? nd : 0, /* no shape asked: a flat run of bytes (NumPy) */
         .format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? buffer_format(dt) : NULL,
         .shape = (flags & PyBUF_ND) == PyBUF_ND ? info->shape : NULL,
         .strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? info->strides : NULL,
