@@ -152,6 +152,7 @@ def test_from_numpy_freed_on_another_thread():
     assert ref() is None
 
 
+@pytest.mark.filterwarnings('ignore:The given NumPy array is not writable')
 def test_from_numpy_strides_match_torch():
     for a in (np.arange(12.).reshape(3, 4).T, np.arange(12.).reshape(3, 4)[:, ::2],
               np.broadcast_to(np.arange(3.), (4, 3)), np.zeros((0, 3)), np.array(7.), np.arange(24).reshape(2, 3, 4)[1]):
@@ -199,6 +200,7 @@ def test_tensor_copies_arrays():
     assert t.requires_grad and t.dtype == ember.float64
 
 
+@pytest.mark.filterwarnings('ignore::DeprecationWarning')  # torch reading np.bool_
 def test_tensor_numpy_scalars():
     for v in (np.float32(1.5), np.float64(2.5), np.int16(3), np.bool_(True), np.uint8(7), np.float16(0.5)):
         t, e = torch.tensor(v), ember.tensor(v)
