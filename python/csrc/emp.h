@@ -36,10 +36,18 @@ PyObject *emp_wrap_tuple(int n, em_tensor **ts);
  * into a new tensor of dtype dt (EM_DTYPE_NONE: inferred as PyTorch does).
  * NULL with a Python exception (factory.c). */
 em_tensor *emp_tensor_from_object(PyObject *obj, em_dtype dt);
-/* A NumPy array or buffer-protocol object copied into a new tensor (dt
- * EM_DTYPE_NONE keeps its dtype); NULL without an exception when obj is
- * neither, NULL with one on failure (interop.c). */
+/* A NumPy array or scalar copied into a new tensor (dt EM_DTYPE_NONE keeps
+ * its dtype); NULL without an exception when obj is neither, NULL with one
+ * on failure (interop.c). */
 em_tensor *emp_array_to_tensor(PyObject *obj, em_dtype dt);
+/* NumPy arrays without the NumPy C API (interop.c): the test (subclasses
+ * too), and a tensor sharing an array's memory (from_numpy's checks and
+ * read-only warning), a new reference or NULL with an exception. */
+bool emp_is_ndarray(PyObject *obj);
+em_tensor *emp_array_share(PyObject *arr);
+/* DLPack (dlpack.c): a tensor over a "dltensor" capsule's memory, which it
+ * consumes (renamed "used_dltensor"); NULL with an exception. */
+em_tensor *emp_tensor_from_dlpack(PyObject *capsule);
 /* A Generator argument: NULL (no exception) for None, the default generator. */
 em_generator *emp_generator_arg(PyObject *o);
 PyObject *emp_tensor_item(PyObject *self);  /* .item() */
@@ -213,6 +221,9 @@ extern PyMethodDef emp_shape_functions[], emp_shape_methods[], emp_index_functio
 PyObject *emp_nonzero_tuple(const em_tensor *t);
 extern PyMethodDef emp_autograd_functions[];
 int emp_autograd_init(PyObject *module); /* the Node and Function ctx types */
+extern PyMethodDef emp_interop_functions[], emp_array_export_functions[], emp_array_export_methods[];
+extern PyMethodDef emp_dlpack_functions[];
+extern PyBufferProcs emp_tensor_as_buffer;
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);

@@ -175,7 +175,8 @@ EMP_BIND(tensor, "tensor(object data, *, " DEVICE_KW ")")
     return finish(emp_tensor_from_object(a->obj[0], emp_dtype_arg(a, 1)), a->i[3]);
 }
 
-/* as_tensor / asarray: no copy when data already is a tensor of that dtype. */
+/* as_tensor: no copy when data already is a tensor or a NumPy array of that
+ * dtype (the result shares its memory). */
 EMP_BIND(as_tensor, "as_tensor(object data, dtype? dtype=None, device? device=None)")
 {
     if (check_device(a, 2)) return NULL;
@@ -183,6 +184,13 @@ EMP_BIND(as_tensor, "as_tensor(object data, dtype? dtype=None, device? device=No
         em_tensor *t = emp_t(a->obj[0]);
         if (!a->has[1] || a->i[1] == em_dtype_of(t)) return Py_NewRef(a->obj[0]);
         return emp_wrap(em_to_dtype(t, (em_dtype)a->i[1]));
+    }
+    if (a->obj[0] && emp_is_ndarray(a->obj[0])) {
+        em_tensor *t = emp_array_share(a->obj[0]);
+        if (!t) return NULL;
+        em_tensor *r = a->has[1] ? em_to_dtype(t, (em_dtype)a->i[1]) : em_retain(t);
+        em_release(t);
+        return emp_wrap(r);
     }
     return finish(emp_tensor_from_object(a->obj[0], emp_dtype_arg(a, 1)), false);
 }
@@ -310,7 +318,7 @@ RANDOM_SIZED(rand)
 RANDOM_SIZED(randn)
 
 PyMethodDef emp_factory_functions[] = {
-    EMP_FUNCTION(tensor), EMP_FUNCTION(as_tensor), EMP_FUNCTION_AS("asarray", as_tensor), EMP_FUNCTION(scalar_tensor),
+    EMP_FUNCTION(tensor), EMP_FUNCTION(as_tensor), EMP_FUNCTION(scalar_tensor),
     EMP_FUNCTION(zeros), EMP_FUNCTION(ones), EMP_FUNCTION(empty), EMP_FUNCTION(full),
     EMP_FUNCTION(zeros_like), EMP_FUNCTION(ones_like), EMP_FUNCTION(empty_like), EMP_FUNCTION(full_like),
     EMP_FUNCTION(rand_like), EMP_FUNCTION(randn_like), EMP_FUNCTION(arange), EMP_FUNCTION(linspace),

@@ -168,6 +168,10 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&functions, emp_random_functions);
     emp_table_add_all(&methods, emp_random_methods);
     emp_table_add_all(&functions, emp_autograd_functions);
+    emp_table_add_all(&functions, emp_interop_functions);
+    emp_table_add_all(&functions, emp_array_export_functions);
+    emp_table_add_all(&methods, emp_array_export_methods);
+    emp_table_add_all(&functions, emp_dlpack_functions);
     emp_table_add_all(&functions, settings);
 
     PyObject *m = PyModule_Create(&module_def);

@@ -341,6 +341,7 @@ PyTypeObject EmpTensorBase_Type = {
     .tp_getset = tensor_getset,
     .tp_as_number = &emp_tensor_as_number,
     .tp_as_sequence = &emp_tensor_as_sequence,
+    .tp_as_buffer = &emp_tensor_as_buffer,
     .tp_richcompare = emp_tensor_richcompare,
     .tp_dictoffset = offsetof(EmpTensor, dict),
     .tp_weaklistoffset = offsetof(EmpTensor, weakrefs),

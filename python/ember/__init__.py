@@ -12,6 +12,7 @@ from ._C import (dtype, device, Size, Generator, default_generator, manual_seed,
 from ._C import (uint8, int8, int16, int32, int64, float16, float32, float64, bfloat16, bool,
                  float, double, half, short, int, long)
 from ._tensor import Tensor
+from ._dtype_info import finfo, iinfo
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 
 _C._set_tensor_class(Tensor)
@@ -26,6 +27,18 @@ __version__ = '0.1.0'
 def set_default_dtype(d):
     """Sets the default floating-point dtype (float32 or float64)."""
     _C._set_default_dtype(d)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """Sets how tensors print (see ember._tensor_str.set_printoptions)."""
+    from ._tensor_str import set_printoptions
+    set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing the memory of a DLPack producer or capsule (ember.utils.dlpack.from_dlpack)."""
+    from .utils.dlpack import from_dlpack
+    return from_dlpack(ext_tensor)
 
 
 def is_tensor(obj):

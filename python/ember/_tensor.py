@@ -75,6 +75,38 @@ class Tensor(_C.TensorBase):
         from . import autograd
         return autograd._register_post_accumulate_grad_hook(self, hook)
 
+    # ---- NumPy and DLPack (the memory is shared, never copied) ----
+    __array_priority__ = 1000  # NumPy defers binary operators to the tensor
+
+    @property
+    def __array_interface__(self):
+        return _C._array_interface(self)
+
+    def __array__(self, dtype=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
+
+    def __array_wrap__(self, array):
+        """A NumPy ufunc's result as a tensor (bool arrays become uint8, as in PyTorch)."""
+        if array.dtype == bool:
+            array = array.astype('uint8')
+        return _C.from_numpy(array)
+
+    def __dlpack__(self, stream=None):
+        """A DLPack capsule sharing this tensor's memory (the array API's protocol)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is not None and type(stream) is not int:
+            raise TypeError('stream must be ``int`` or ``none``')
+        return _C._to_dlpack(self)
+
+    def __dlpack_device__(self):
+        from .utils.dlpack import DLDeviceType
+        device = self.device
+        if device.type == 'cuda':
+            return (DLDeviceType.kDLGPU, device.index)
+        return (DLDeviceType.kDLCPU, 0)
+
     @property
     def is_cpu(self):
         return not self.is_cuda

@@ -1,0 +1,1 @@
+"""ember.utils: helpers around tensors (DLPack exchange, data loading)."""
