@@ -195,6 +195,7 @@ extern PyMethodDef emp_factory_functions[];
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);
 extern PyNumberMethods emp_tensor_as_number;
+extern PyMappingMethods emp_tensor_as_mapping; /* x[index], x[index] = value (indexing.c) */
 PyObject *emp_tensor_richcompare(PyObject *a, PyObject *b, int op);
 
 #endif
