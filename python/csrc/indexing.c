@@ -305,8 +305,6 @@ static bool fits(double v, bool from_int, em_dtype dt)
     return v <= max && v >= (em_dtype_is_float(dt) ? -max : -max - 1);
 }
 
-static const char *const number_types = "can't assign a %s to a ember.%sTensor";
-
 /* The value of x[...] = value as a tensor (new ref): a tensor as it is, a
  * Python number as a 0-d tensor of self's dtype (PyTorch's valueToTensor). */
 static em_tensor *value_tensor(PyObject *value, em_dtype dt)
@@ -334,7 +332,8 @@ static em_tensor *value_tensor(PyObject *value, em_dtype dt)
         d = PyComplex_RealAsDouble(value);
         lost_imag = PyComplex_ImagAsDouble(value) != 0;
     } else {
-        return PyErr_Format(PyExc_TypeError, number_types, Py_TYPE(value)->tp_name, em_dtype_scalar_name(dt)), NULL;
+        return PyErr_Format(PyExc_TypeError, "can't assign a %s to a ember.%sTensor", Py_TYPE(value)->tp_name,
+                            em_dtype_scalar_name(dt)), NULL;
     }
     if (lost_imag || !fits(d, from_int, dt))
         return PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
@@ -358,7 +357,7 @@ static int copy_to(em_tensor *dst, em_tensor *src)
     em_tensor *s = em_ndim(src) > em_ndim(dst) ? drop_leading_ones(src) : em_retain(src);
     em_status st = s ? em_copy_(dst, s) : em_error_code();
     em_release(s);
-    return st ? (emp_raise(), -1) : 0;
+    return st ? failed() : 0;
 }
 
 /* "[2, 3]" into buf (room for EM_MAX_DIMS sizes of 20 digits). */
@@ -372,37 +371,50 @@ static const char *shape_str(char *buf, const em_tensor *t)
 }
 
 /* PyTorch's index_put_ writes a one-element value under a single mask (and
- * no other index) with masked_fill_: the value's dtype need not match. The
- * mask, at view dims d.., gets trailing dims of size 1 to broadcast.
- * 1 when done (0 ok, -1 error through *rc), 0 when not this case. */
-static int put_masked_fill(indexing *ix, em_tensor *value, int *rc)
+ * no other index) with masked_fill_, where the value's dtype need not match
+ * self's: the mask's entry in ix->adv, or -1 when this is not the case. */
+static int single_mask(const indexing *ix)
 {
-    int mask_at = -1;
+    int at = -1;
     for (int k = 0; k < ix->n; k++) {
         if (!ix->adv[k]) continue;
         em_dtype dt = em_dtype_of(ix->adv[k]);
-        if (mask_at >= 0 || (dt != EM_BOOL && dt != EM_U8)) return 0;
-        mask_at = k;
+        if (at >= 0 || (dt != EM_BOOL && dt != EM_U8)) return -1;
+        at = k;
     }
-    if (em_numel(value) != 1 || mask_at < 0) return 0;
-    em_tensor *mask = ix->adv[mask_at], *view = ix->view;
-    int mnd = em_ndim(mask), vnd = em_ndim(view);
-    int d = mask_at; /* the entries before it are full slices */
+    return at;
+}
+
+/* view[mask] = value: the mask covers view dims at.. (the entries before
+ * it are full slices) and gets trailing dims of size 1 to broadcast. */
+static em_status masked_fill(em_tensor *view, const em_tensor *mask, int at, em_tensor *value)
+{
+    int mnd = em_ndim(mask), nd = em_ndim(view) - at;
     for (int j = 0; j < mnd; j++)
-        if (d + j >= vnd || em_sizes(mask)[j] != em_sizes(view)[d + j]) {
+        if (j >= nd || em_sizes(mask)[j] != em_sizes(view)[at + j]) {
             char ms[EM_MAX_DIMS * 24], vs[EM_MAX_DIMS * 24];
             PyErr_Format(PyExc_IndexError, "The shape of the mask %s at index %d does not match the shape of the "
-                         "indexed tensor %s at index %d", shape_str(ms, mask), j, shape_str(vs, view), d + j);
-            return *rc = -1, 1;
+                         "indexed tensor %s at index %d", shape_str(ms, mask), j, shape_str(vs, view), at + j);
+            return EM_ERR_INDEX;
         }
     int64_t sizes[EM_MAX_DIMS];
-    int nd = vnd - d;
     for (int j = 0; j < nd; j++) sizes[j] = j < mnd ? em_sizes(mask)[j] : 1;
     em_tensor *m = em_view(mask, nd, sizes), *v = em_view(value, 0, NULL);
     em_status st = m && v ? em_masked_fill_tensor_(view, m, v) : em_error_code();
     em_release(m), em_release(v);
-    *rc = st ? (emp_raise(), -1) : 0;
-    return 1;
+    return st;
+}
+
+/* Stage 2 of x[index] = value (PyTorch's index_put_ from __setitem__). */
+static em_status put(indexing *ix, em_tensor *value)
+{
+    int at = em_numel(value) == 1 ? single_mask(ix) : -1;
+    if (at >= 0) return masked_fill(ix->view, ix->adv[at], at, value);
+    em_tensor *vals = drop_leading_ones(value);
+    em_status st = vals ? em_index_put_(ix->view, ix->n, (const em_tensor *const *)ix->adv, vals, false)
+                        : em_error_code();
+    em_release(vals);
+    return st;
 }
 
 static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value)
@@ -417,26 +429,18 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value)
     if (index == Py_False) { /* nothing to write, and nothing checked */
     } else if (index == Py_True) {
         dst = em_unsqueeze(t, 0);
-        rc = dst ? copy_to(dst, v) : (emp_raise(), -1);
+        rc = dst ? copy_to(dst, v) : failed();
         em_release(dst);
     } else if (basic_fast(t, index, &dst)) {
         rc = dst ? copy_to(dst, v) : -1;
         em_release(dst);
     } else {
         indexing ix;
-        if (apply_index(&ix, t, index)) {
-            em_release(v);
-            return -1;
+        rc = apply_index(&ix, t, index);
+        if (!rc) {
+            rc = ix.n ? (put(&ix, v) ? failed() : 0) : copy_to(ix.view, v);
+            indexing_clear(&ix);
         }
-        if (!ix.n) rc = copy_to(ix.view, v);
-        else if (!put_masked_fill(&ix, v, &rc)) {
-            em_tensor *vals = drop_leading_ones(v);
-            em_status st = vals ? em_index_put_(ix.view, ix.n, (const em_tensor *const *)ix.adv, vals, false)
-                                : em_error_code();
-            em_release(vals);
-            rc = st ? (emp_raise(), -1) : 0;
-        }
-        indexing_clear(&ix);
     }
     em_release(v);
     return rc;

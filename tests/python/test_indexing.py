@@ -387,6 +387,18 @@ def test_setitem_errors():
     check_raises(lambda x, v, m: x.__setitem__(slice(None), v), rand(3), rand(2))
 
 
+@pytest.mark.parametrize('assign', [
+    lambda x: x.__setitem__(slice(1, None), x[:-1]), lambda x: x.__setitem__([1, 2], x[0:2]),
+    lambda x: x.__setitem__(0, x[0]), lambda x: x.__setitem__(x > 0, x[0, 0]),
+])
+def test_setitem_from_overlapping_views(assign):
+    def f(x, m):
+        x = x.clone()
+        assign(x)
+        return x
+    check_same(f, rand(3, 4, seed=11))
+
+
 def test_len_still_works():
     assert len(ember.zeros(4, 2)) == 4
     with pytest.raises(TypeError):
@@ -399,7 +411,7 @@ needs_grad = pytest.mark.skipif(not hasattr(ember.autograd, 'grad'), reason='emb
 
 @needs_grad
 @pytest.mark.parametrize('index', [
-    0, -1, slice(1, None, 2), (None, 1), (Ellipsis, 0), ([0, 2, 0],), ([[0, 1]], slice(None), [2]),
+    0, -1, slice(1, None, 2), (None, 1), (Ellipsis, 0), ([0, 2, 0],), ([[0, 1]], [2]), (slice(None), [[1], [3]]),
     (slice(None), [True, False, True, True]), ([0, 1], None, [1, 3]), (1, [0, 0, 3]),
 ])
 def test_getitem_grad(index):
@@ -407,7 +419,7 @@ def test_getitem_grad(index):
 
 
 @needs_grad
-@pytest.mark.parametrize('index', [1, (slice(None), 0), ([0, 2],), 'mask', ([0, 1], [1, 0])])
+@pytest.mark.parametrize('index', [1, (0, slice(None)), ([0, 2],), 'mask', ([0, 1], [1, 0]), (None, 1)])
 def test_setitem_grad(index):
     def f(x, v, m):
         y = x * 1
