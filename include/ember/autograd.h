@@ -55,6 +55,11 @@ int em_node_num_next(const em_node *n);
 /* The node that receives input i's gradient (borrowed; NULL when input i
  * does not require grad), and which of its inputs it is. */
 em_node *em_node_next(const em_node *n, int i, int *input_nr);
+/* An AccumulateGrad node's leaf (borrowed); NULL for other nodes. */
+em_tensor *em_node_variable(const em_node *n);
+/* A binding's own reference to a node (keeps it and the graph behind it). */
+void em_node_retain(em_node *n);
+void em_node_release(em_node *n);
 
 /* ---- hooks ----------------------------------------------------------------- */
 /* Called with the gradient flowing into t before it is used; may return a

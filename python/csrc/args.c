@@ -321,7 +321,7 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
         filled[0] = true;
         k0 = 1;
     }
-    Py_ssize_t npos = sig->npos - k0;
+    Py_ssize_t npos = sig->npos - k0, nplain = nargs; /* nplain: positional args converted one by one */
     if (nargs > npos) {
         /* "int..." params take the ints given as separate positional arguments */
         const emp_param *p = &sig->p[k0];
@@ -334,9 +334,9 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
         a->has[k0] = true;
         a->nlist[k0] = (int)nargs;
         filled[k0] = true;
-        nargs = 0;
+        nplain = 0;
     }
-    for (Py_ssize_t j = 0; j < nargs; j++) {
+    for (Py_ssize_t j = 0; j < nplain; j++) {
         if ((r = convert(&sig->p[k0 + j], args[j], a, k0 + (int)j)) <= 0) return r;
         filled[k0 + j] = true;
     }

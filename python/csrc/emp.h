@@ -173,6 +173,20 @@ PyObject *emp_call(emp_parser *p, emp_impl impl, PyObject *self, PyObject *const
     }                                                                                               \
     static PyObject *emp_impl_##name(emp_args *a)
 
+/* The result of an op with out= at param k: out filled in place (and
+ * returned), or the new tensor. */
+#define EMP_OUT(k, with_out, without) (a->has[k] ? emp_status_self(with_out, a->obj[k]) : emp_wrap(without))
+/* Ember has no CUDA device in this build: a device= argument other than
+ * the CPU is a RuntimeError. 0 or -1 (raised). */
+static inline int emp_check_cpu(emp_args *a, int k)
+{
+    if (a->has[k] && a->dev[k].type != EM_CPU) {
+        PyErr_Format(PyExc_RuntimeError, "device cuda is not available in this build of Ember");
+        return -1;
+    }
+    return 0;
+}
+
 #define EMP_FASTCALL (METH_FASTCALL | METH_KEYWORDS)
 #define EMP_FUNCTION(name) {#name, (PyCFunction)(void (*)(void))emp_fn_##name, EMP_FASTCALL, NULL}
 #define EMP_METHOD(name) {#name, (PyCFunction)(void (*)(void))emp_meth_##name, EMP_FASTCALL, NULL}
@@ -188,11 +202,19 @@ typedef struct emp_table {
 } emp_table;
 void emp_table_add(emp_table *t, const PyMethodDef *def);
 void emp_table_add_all(emp_table *t, const PyMethodDef *defs); /* NULL-name terminated */
+void emp_table_remove(emp_table *t, const char *name);
 /* Each binding file's tables (NULL-name terminated). */
 extern PyMethodDef emp_tensor_functions[], emp_tensor_methods[];
 extern PyMethodDef emp_params_functions[], emp_params_methods[];
 extern PyMethodDef emp_factory_functions[];
+extern PyMethodDef emp_shape_functions[], emp_shape_methods[], emp_index_functions[], emp_index_methods[],
+    emp_random_functions[], emp_random_methods[];
+/* nonzero(t, as_tuple=True), also torch.where(condition): one 1-d index tensor per dim (bind_index.c). */
+PyObject *emp_nonzero_tuple(const em_tensor *t);
+extern PyMethodDef emp_autograd_functions[];
+int emp_autograd_init(PyObject *module); /* the Node and Function ctx types */
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
+extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);
 extern PyNumberMethods emp_tensor_as_number;
 extern PyMappingMethods emp_tensor_as_mapping; /* x[index], x[index] = value (indexing.c) */

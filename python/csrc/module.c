@@ -19,6 +19,16 @@ void emp_table_add(emp_table *t, const PyMethodDef *def)
     t->defs[t->n] = (PyMethodDef){NULL};
 }
 
+void emp_table_remove(emp_table *t, const char *name)
+{
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->defs[i].ml_name, name)) {
+            memmove(&t->defs[i], &t->defs[i + 1], (t->n - i) * sizeof *t->defs); /* the terminator moves too */
+            t->n--;
+            return;
+        }
+}
+
 void emp_table_add_all(emp_table *t, const PyMethodDef *defs)
 {
     for (; defs->ml_name; defs++) emp_table_add(t, defs);
@@ -99,7 +109,24 @@ static PyObject *empty_cache(PyObject *m, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* The op table as data: (name, kind, differentiable, has in-place form) per
+ * op, for tests that walk it (every op must be bound and tested). */
+static PyObject *op_table(PyObject *m, PyObject *unused)
+{
+    static const char *kinds[] = {"other", "unary", "binary", "ternary"};
+    PyObject *l = PyList_New(EM_OP_COUNT);
+    for (int i = 0; l && i < EM_OP_COUNT; i++) {
+        const em_op_info *op = &em_ops[i];
+        PyObject *row = Py_BuildValue("(ssOO)", op->name, kinds[op->kind], op->flags & EM_F_DIFF ? Py_True : Py_False,
+                                      op->flags & EM_F_NO_INPLACE ? Py_False : Py_True);
+        if (!row) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, i, row);
+    }
+    return l;
+}
+
 static PyMethodDef settings[] = {
+    {"_op_table", op_table, METH_NOARGS, NULL},
     {"_set_tensor_class", set_tensor_class, METH_O, NULL},
     {"get_default_dtype", get_default_dtype, METH_NOARGS, "The default floating-point dtype."},
     {"_set_default_dtype", set_default_dtype, METH_O, NULL},
@@ -127,13 +154,27 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&methods, emp_params_methods);
     emp_table_add_all(&functions, emp_tensor_functions);
     emp_table_add_all(&methods, emp_tensor_methods);
+    for (const char *const *name = emp_function_only; *name; name++) {
+        char inplace[64];
+        snprintf(inplace, sizeof inplace, "%s_", *name);
+        emp_table_remove(&methods, *name);
+        emp_table_remove(&methods, inplace);
+    }
     emp_table_add_all(&functions, emp_factory_functions);
+    emp_table_add_all(&functions, emp_shape_functions);
+    emp_table_add_all(&methods, emp_shape_methods);
+    emp_table_add_all(&functions, emp_index_functions);
+    emp_table_add_all(&methods, emp_index_methods);
+    emp_table_add_all(&functions, emp_random_functions);
+    emp_table_add_all(&methods, emp_random_methods);
+    emp_table_add_all(&functions, emp_autograd_functions);
     emp_table_add_all(&functions, settings);
 
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     EmpTensorBase_Type.tp_methods = methods.defs;
-    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || PyModule_AddFunctions(m, functions.defs)) {
+    if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || emp_autograd_init(m) ||
+        PyModule_AddFunctions(m, functions.defs)) {
         Py_DECREF(m);
         return NULL;
     }

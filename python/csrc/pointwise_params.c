@@ -9,6 +9,11 @@
  * of another op, bound below). */
 const char *const emp_pointwise_hidden[] = {"div_trunc", "div_floor", "clamp_min_tensor", "clamp_max_tensor", NULL};
 
+/* Activations PyTorch offers as functions only (torch.nn.functional): no
+ * Tensor method, in place or not. */
+const char *const emp_function_only[] = {"logsigmoid", "relu6", "gelu", "silu", "mish", "softplus", "elu",
+                                         "celu", "selu", "leaky_relu", "hardtanh", "hardsigmoid", "hardswish", NULL};
+
 /* out= or a new tensor, from one call site: OUT(k, call_out, call) */
 #define OUT(k, with_out, without) \
     (a->has[k] ? emp_status_self(with_out, a->obj[k]) : emp_wrap(without))
@@ -43,13 +48,13 @@ EMP_BIND(rsub, "rsub(Tensor input, TensorOrNumber other, *, Number alpha=1)")
 }
 
 /* ---- division ------------------------------------------------------------- */
-/* rounding_mode None / 'trunc' / 'floor'; -1 with ValueError otherwise. */
+/* rounding_mode None / 'trunc' / 'floor'; -1 with RuntimeError (as PyTorch) otherwise. */
 static int rounding_mode(emp_args *a, int k)
 {
     if (!a->has[k]) return 0;
     if (!strcmp(a->s[k], "trunc")) return 1;
     if (!strcmp(a->s[k], "floor")) return 2;
-    PyErr_Format(PyExc_ValueError,
+    PyErr_Format(PyExc_RuntimeError,
                  "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", a->s[k]);
     return -1;
 }
@@ -207,8 +212,12 @@ EMP_BIND(gelu_, "gelu_(Tensor input, *, str approximate='none')")
 }
 
 /* ---- ternary ------------------------------------------------------------------- */
-EMP_BIND(where, "where(Tensor condition, TensorOrNumber input, TensorOrNumber other, *, Tensor? out=None)")
+/* where(condition) alone is nonzero(condition, as_tuple=True). Tensor.where
+ * (self is the input, not the condition) is bind_index.c's. */
+EMP_BIND(where, "where(Tensor condition)",
+         "where(Tensor condition, TensorOrNumber input, TensorOrNumber other, *, Tensor? out=None)")
 {
+    if (a->sig == 0) return emp_nonzero_tuple(a->t[0]);
     return OUT(3, em_where_out(a->t[3], a->t[0], a->t[1], a->t[2]), em_where(a->t[0], a->t[1], a->t[2]));
 }
 EMP_BIND(lerp, "lerp(Tensor input, Tensor end, TensorOrNumber weight, *, Tensor? out=None)")
@@ -244,7 +253,7 @@ PyMethodDef emp_params_functions[] = {
     {NULL},
 };
 PyMethodDef emp_params_methods[] = {
-    BOUND(METH) EMP_METHOD(clamp_min), EMP_METHOD(clamp_max), EMP_METHOD(where), EMP_METHOD_AS("clip", clamp),
+    BOUND(METH) EMP_METHOD(clamp_min), EMP_METHOD(clamp_max), EMP_METHOD_AS("clip", clamp),
     EMP_METHOD_AS("clip_", clamp_),
     {NULL},
 };

@@ -70,6 +70,11 @@ class Tensor(_C.TensorBase):
         from . import autograd
         return autograd._register_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Registers hook(tensor) on a leaf, called after backward accumulated into its .grad."""
+        from . import autograd
+        return autograd._register_post_accumulate_grad_hook(self, hook)
+
     @property
     def is_cpu(self):
         return not self.is_cuda

@@ -49,11 +49,12 @@ typedef struct em_geometry {
     int8_t dtype;
     int64_t sizes[EM_MAX_DIMS];
 } em_geometry;
+/* Only sizes[0..ndim) are meaningful (the rest is left unwritten). */
 static inline void em_geometry_of(em_geometry *g, const em_tensor *t)
 {
     g->ndim = t->ndim;
     g->dtype = t->dtype;
-    memcpy(g->sizes, t->sizes, sizeof t->sizes);
+    memcpy(g->sizes, t->sizes, t->ndim * sizeof *t->sizes);
 }
 
 /* A backward formula: from grad_out[k] (the gradient of forward output k, never
@@ -63,30 +64,40 @@ static inline void em_geometry_of(em_geometry *g, const em_tensor *t)
  * Written with Ember ops, so create_graph records it (DESIGN principle 4). */
 typedef em_status (*em_backward_fn)(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in);
 
+/* A view node's geometries in their shared storage (ViewBackward0,
+ * AsStridedBackward0, CopySlices: inplace_view.c, formulas_view.c). */
+typedef struct em_view_geom {
+    int ndim;
+    int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS], offset; /* the view */
+    int64_t base_strides[EM_MAX_DIMS], base_offset;          /* its base (sizes: in_geom[0]) */
+} em_view_geom;
+
+/* Note [Node layout]: a node is one allocation, its per-input and
+ * per-output arrays sized by the op's real counts and laid out after the
+ * struct (em_node_new), so that recording a 1-element op touches a few
+ * hundred bytes, not the worst case of every op. Hot fields come first. */
 struct em_node {
     int64_t refcount;
-    char name[64];
     em_backward_fn apply; /* NULL for AccumulateGrad */
-    em_call call;         /* the forward call's op, dtype and params (tensor pointers cleared) */
-    int nin, nout;
-    em_edge next[EM_NODE_MAX_IN];
-    em_geometry in_geom[EM_NODE_MAX_IN];
-    em_geometry out_geom[EM_NODE_MAX_OUT];
-    em_saved in[EM_NODE_MAX_IN];   /* saved inputs (t NULL when not saved) */
-    em_saved out[EM_NODE_MAX_OUT]; /* saved outputs, detached aliases (no cycle) */
-    bool released;                 /* saved tensors freed by a backward without retain_graph */
-    em_hook *hooks[EM_NODE_MAX_OUT]; /* hooks of non-leaf output k */
-    em_tensor *leaf;               /* AccumulateGrad: the leaf (strong) */
-    em_function_ctx *fn_ctx;       /* custom functions: their ctx (owned) */
-    bool keep_missing_grads;       /* missing grad_out reach apply as NULL, not zeros */
-    /* view nodes: the view's and its base's geometry in their storage */
-    int64_t view_sizes[EM_MAX_DIMS], view_strides[EM_MAX_DIMS], view_offset;
-    int view_ndim;
-    int64_t base_strides[EM_MAX_DIMS], base_offset;
+    int nin, nout;        /* nout <= nout_cap (a custom function learns its count after forward) */
+    int nout_cap;
     /* engine scratch, valid during one backward */
     int deps;
     bool queued;
-    em_tensor *buf[EM_NODE_MAX_OUT];
+    bool released;           /* saved tensors freed by a backward without retain_graph */
+    bool keep_missing_grads; /* missing grad_out reach apply as NULL, not zeros */
+    em_edge *next;           /* [nin] */
+    em_tensor **buf;         /* [nout_cap] engine scratch: the gradients arriving for each output */
+    em_saved *in;            /* [nin] saved inputs (t NULL when not saved) */
+    em_saved *out;           /* [nout_cap] saved outputs, detached aliases (no cycle) */
+    em_geometry *in_geom;    /* [nin] (ndim 0 for an absent input) */
+    em_geometry *out_geom;   /* [nout_cap] */
+    em_hook **hooks;         /* [nout_cap] hooks of non-leaf output k */
+    const char *name;        /* static, the op-name table's, or the fn_ctx's: outlives the node */
+    em_tensor *leaf;         /* AccumulateGrad: the leaf (strong) */
+    em_function_ctx *fn_ctx; /* custom functions: their ctx (owned) */
+    em_view_geom *view;      /* view nodes only, else NULL */
+    em_call call;            /* the forward call's op, dtype and params (tensor pointers cleared) */
 };
 
 /* An op's formula and what it reads (bit i of *saves: input i, bit 8+k:
@@ -174,7 +185,12 @@ const em_tensor *em_node_output(const em_node *n, int k);
  * differentiable twice. Release it before the formula returns (Note
  * [Unpacking a saved output] in graph.c). NULL with an error as above. */
 em_tensor *em_node_unpack_output(const em_node *n, int k);
-em_node *em_node_new(const char *name, em_backward_fn fn);
+/* A node with nin inputs and room for nout outputs (n->nout = nout), its
+ * arrays zeroed, geometries 0-d, a view geometry when `view`. `name` must
+ * outlive the node (a literal, em_node_op_name's, or the fn_ctx's). */
+em_node *em_node_new(const char *name, em_backward_fn fn, int nin, int nout, bool view);
+/* "log_softmax" -> "LogSoftmaxBackward0", built once per op. */
+const char *em_node_op_name(em_op op);
 void em_node_retain(em_node *n);
 void em_node_release(em_node *n);
 void em_node_release_saved(em_node *n);

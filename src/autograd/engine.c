@@ -47,17 +47,33 @@ static em_status accumulate(em_tensor **dst, em_tensor *g)
     return EM_OK;
 }
 
+/* A list of nodes: on the stack up to GRAPH_INLINE, then on the heap. */
+#define GRAPH_INLINE 64
 typedef struct graph {
     em_node **nodes;
     int n, cap;
+    em_node *inline_nodes[GRAPH_INLINE];
 } graph;
+
+static void graph_init(graph *g)
+{
+    g->nodes = g->inline_nodes;
+    g->n = 0;
+    g->cap = GRAPH_INLINE;
+}
+
+static void graph_free(graph *g)
+{
+    if (g->nodes != g->inline_nodes) free(g->nodes);
+}
 
 static em_status push(graph *g, em_node *n)
 {
     if (g->n == g->cap) {
-        int cap = g->cap ? 2 * g->cap : 64;
-        em_node **v = realloc(g->nodes, cap * sizeof *v);
+        int cap = 2 * g->cap;
+        em_node **v = g->nodes == g->inline_nodes ? malloc(cap * sizeof *v) : realloc(g->nodes, cap * sizeof *v);
         if (!v) return em_fail(EM_ERR_MEMORY, "out of memory walking the graph");
+        if (g->nodes == g->inline_nodes) memcpy(v, g->inline_nodes, sizeof g->inline_nodes);
         g->nodes = v;
         g->cap = cap;
     }
@@ -69,7 +85,8 @@ static em_status push(graph *g, em_node *n)
  * it from reachable nodes. `queued` marks membership during the walk. */
 static em_status collect(graph *all, em_node *const *roots, int nroots)
 {
-    graph stack = {0};
+    graph stack;
+    graph_init(&stack);
     em_status st = EM_OK;
     for (int r = 0; r < nroots && st == EM_OK; r++) {
         if (!roots[r] || roots[r]->queued) continue;
@@ -89,7 +106,7 @@ static em_status collect(graph *all, em_node *const *roots, int nroots)
             }
         }
     }
-    free(stack.nodes);
+    graph_free(&stack);
     return st;
 }
 
@@ -251,7 +268,9 @@ static em_status backward(int n, em_tensor *const *tensors, em_tensor *const *gr
         roots[i] = em_gradient_edge((em_tensor *)t, &nrs[i]);
         if (!roots[i]) st = em_error_code();
     }
-    graph all = {0}, ready = {0};
+    graph all, ready;
+    graph_init(&all);
+    graph_init(&ready);
     if (st == EM_OK) st = collect(&all, roots, n);
     for (int i = 0; i < n && st == EM_OK; i++) {
         em_tensor *g = grads && grads[i] ? em_retain(grads[i]) : em_ones_like(tensors[i], EM_DTYPE_NONE);
@@ -264,10 +283,10 @@ static em_status backward(int n, em_tensor *const *tensors, em_tensor *const *gr
         em_node *m = all.nodes[i];
         m->deps = 0;
         m->queued = false;
-        for (int k = 0; k < EM_NODE_MAX_OUT; k++) em_release(m->buf[k]), m->buf[k] = NULL;
+        for (int k = 0; k < m->nout_cap; k++) em_release(m->buf[k]), m->buf[k] = NULL;
     }
-    free(all.nodes);
-    free(ready.nodes);
+    graph_free(&all);
+    graph_free(&ready);
     for (int i = 0; i < n; i++)
         if (roots[i]) em_node_release(roots[i]);
     return st;

@@ -4,7 +4,9 @@
  * What a node holds (see em_reduce_run in src/ops/reduce_common.c): input 0
  * is x converted to the compute dtype; the outputs are the kernel's, with the
  * reduced dims kept as size 1 (the op layer drops them afterwards as a
- * recorded view), so G always broadcasts back over x. c->i[0] is the mask of
+ * recorded view), so G always broadcasts back over x; except the sum-like ops
+ * (sum, nansum, mean, nanmean, prod), whose kernels drop them (one node, not
+ * two): their formulas put them back first (keepdim). c->i[0] is the mask of
  * reduced dims (empty for a 0-d x), c->f[0] the correction (var, std) or p
  * (norm).
  *
@@ -45,9 +47,22 @@ static int64_t reduced_count(const em_node *n)
 }
 static bool is_scalar_input(const em_node *n) { return n->in_geom[0].ndim == 0; }
 
+/* g with the reduced dims as size 1 (the sum-like ops' outputs lack them
+ * without keepdim: em_reduce_plan.kernel_drops). A new reference. */
+static em_tensor *keepdim(const em_node *n, const em_tensor *g)
+{
+    const em_geometry *in = &n->in_geom[0];
+    if (g->ndim == in->ndim) return em_retain((em_tensor *)g);
+    int64_t shape[EM_MAX_DIMS];
+    for (int d = 0; d < in->ndim; d++) shape[d] = mask_of(n) >> d & 1 ? 1 : in->sizes[d];
+    return em_reshape(g, in->ndim, shape);
+}
+
 static em_tensor *expand_to_input(const em_node *n, const em_tensor *g)
 {
-    return em_expand(g, n->in_geom[0].ndim, n->in_geom[0].sizes);
+    em_tensor *k = keepdim(n, g), *r = k ? em_expand(k, n->in_geom[0].ndim, n->in_geom[0].sizes) : NULL;
+    em_release(k);
+    return r;
 }
 
 /* The forward's (first) result, reduced dims kept: the saved output, or,
@@ -97,7 +112,7 @@ EM_BACKWARD(nansum, EM_SAVE_IN(0))
 {
     em_arena a = {0};
     INPUT(x, 0);
-    GRAD(0, X(em_mul(G, X(em_logical_not(X(em_isnan(x)))))));
+    GRAD(0, X(em_mul(X(keepdim(n, G)), X(em_logical_not(X(em_isnan(x)))))));
     DONE();
 }
 
@@ -109,7 +124,7 @@ EM_BACKWARD(nanmean, EM_SAVE_IN(0))
     int dims[EM_MAX_DIMS], nd = dims_of(n, dims);
     em_tensor *kept = X(em_logical_not(X(em_isnan(x))));
     em_tensor *count = X(em_sum(kept, nd, dims, true, EM_DTYPE_NONE));
-    GRAD(0, X(em_div(X(em_mul(G, kept)), count)));
+    GRAD(0, X(em_div(X(em_mul(X(keepdim(n, G)), kept)), count)));
     DONE();
 }
 
@@ -129,7 +144,7 @@ EM_BACKWARD(prod, EM_SAVE_IN(0))
     em_tensor *at_one_zero = X(em_where(zero, nonzero_prod, S(0)));
     em_tensor *d = X(em_where(X(em_eq(zeros, S(0))), X(em_div(nonzero_prod, nonzero_x)),
                               X(em_where(X(em_eq(zeros, S(1))), at_one_zero, S(0)))));
-    GRAD(0, X(em_mul(G, d)));
+    GRAD(0, X(em_mul(X(keepdim(n, G)), d)));
     DONE();
 }
 

@@ -88,8 +88,9 @@ em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_s
 
 em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in)
 {
-    em_strided view = {n->view_ndim, n->view_sizes, n->view_strides, n->view_offset};
-    em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, n->base_strides, n->base_offset};
+    const em_view_geom *v = n->view;
+    em_strided view = {v->ndim, v->sizes, v->strides, v->offset};
+    em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, v->base_strides, v->base_offset};
     grad_in[0] = em_restride(grad_out[0], &view, &base);
     return grad_in[0] ? EM_OK : em_error_code();
 }
@@ -99,8 +100,9 @@ em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tens
  * them), and the written elements' part goes to the in-place op's node. */
 em_status em_copy_slices_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in)
 {
-    em_strided view = {n->view_ndim, n->view_sizes, n->view_strides, n->view_offset};
-    em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, n->base_strides, n->base_offset};
+    const em_view_geom *v = n->view;
+    em_strided view = {v->ndim, v->sizes, v->strides, v->offset};
+    em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, v->base_strides, v->base_offset};
     em_arena a = {0};
     em_tensor *const *go = grad_out, **gi = grad_in;
     if (em_node_needs_grad(n, 0)) {

@@ -20,6 +20,7 @@ enum { SAVED_NULL = -2, SAVED_TENSOR = -1 }; /* out_nr of a saved entry; k >= 0:
 
 struct em_function_ctx {
     const em_function *f;
+    char name[64]; /* its node's name */
     void *user;
     em_node *node; /* weak (the node owns the ctx); NULL when nothing is recorded */
     int nin;
@@ -188,31 +189,24 @@ static em_status custom_backward(const em_node *n, em_tensor *const *grad_out, e
 }
 
 /* ---- apply ------------------------------------------------------------------ */
-static void geometry(em_geometry *g, const em_tensor *t)
-{
-    g->ndim = t->ndim;
-    g->dtype = t->dtype;
-    memcpy(g->sizes, t->sizes, sizeof t->sizes);
-}
-
 /* The node for ctx with edges to the inputs that need grad, made before
  * forward runs (forward may rewrite an input's history: mark_dirty). On
  * failure ctx is freed. */
 static em_node *make_node(em_function_ctx *ctx, const em_tensor *const *in)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%sBackward", ctx->f->name ? ctx->f->name : "Function");
-    em_node *n = em_node_new(name, custom_backward);
+    snprintf(ctx->name, sizeof ctx->name, "%sBackward", ctx->f->name ? ctx->f->name : "Function");
+    /* room for every output: their count is known after forward (nout 0 until then) */
+    em_node *n = em_node_new(ctx->name, custom_backward, ctx->nin, EM_NODE_MAX_OUT, false);
     if (!n) {
         em_function_ctx_free(ctx);
         return NULL;
     }
+    n->nout = 0;
     n->fn_ctx = ctx;
     ctx->node = n;
-    n->nin = ctx->nin;
     for (int i = 0; i < ctx->nin; i++) {
         if (!in[i]) continue;
-        geometry(&n->in_geom[i], in[i]);
+        em_geometry_of(&n->in_geom[i], in[i]);
         if (ctx->needs[i] && !(n->next[i].node = em_gradient_edge((em_tensor *)in[i], &n->next[i].input_nr))) {
             em_node_release(n); /* frees ctx too */
             return NULL;
@@ -263,7 +257,7 @@ static em_status wrap_output(em_function_ctx *ctx, const em_tensor *const *in, e
     em_tensor *t = out[k];
     em_node *n = ctx->node;
     bool is_input = contains((em_tensor *const *)in, ctx->nin, t), dirty = contains(ctx->dirty, ctx->ndirty, t);
-    if (n) geometry(&n->out_geom[k], t);
+    if (n) em_geometry_of(&n->out_geom[k], t);
     if (!n || contains(ctx->nondiff, ctx->nnondiff, t) || !em_dtype_is_float((em_dtype)t->dtype)) {
         if ((is_input && !dirty) || em_requires_grad(t)) return alias_in_place(&out[k]);
         return EM_OK;

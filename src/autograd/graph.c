@@ -2,18 +2,61 @@
  * saved tensors and their version checks, edges to the inputs' nodes. */
 #include "autograd.h"
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 /* ---- nodes ------------------------------------------------------------- */
-em_node *em_node_new(const char *name, em_backward_fn fn)
+/* Note [Node layout]: the zeroed arrays first, then the geometries, which
+ * the recorder writes (only their ndim is set here). */
+em_node *em_node_new(const char *name, em_backward_fn fn, int nin, int nout, bool view)
 {
-    em_node *n = calloc(1, sizeof *n);
+    size_t zeroed = nin * (sizeof(em_edge) + sizeof(em_saved)) + nout * (sizeof(em_saved) + 2 * sizeof(void *));
+    size_t size = sizeof(em_node) + zeroed + (nin + nout) * sizeof(em_geometry) + (view ? sizeof(em_view_geom) : 0);
+    em_node *n = malloc(size);
     if (!n) return em_error(EM_ERR_MEMORY, "out of memory allocating a graph node");
-    n->refcount = 1;
-    n->apply = fn;
-    snprintf(n->name, sizeof n->name, "%s", name);
+    char *p = (char *)(n + 1);
+    memset(p, 0, zeroed);
+    *n = (em_node){.refcount = 1, .apply = fn, .nin = nin, .nout = nout, .nout_cap = nout, .name = name};
+    n->next = (em_edge *)p, p += nin * sizeof(em_edge);
+    n->in = (em_saved *)p, p += nin * sizeof(em_saved);
+    n->out = (em_saved *)p, p += nout * sizeof(em_saved);
+    n->hooks = (em_hook **)p, p += nout * sizeof(em_hook *);
+    n->buf = (em_tensor **)p, p += nout * sizeof(em_tensor *);
+    n->in_geom = (em_geometry *)p, p += nin * sizeof(em_geometry);
+    n->out_geom = (em_geometry *)p, p += nout * sizeof(em_geometry);
+    for (int i = 0; i < nin; i++) n->in_geom[i].ndim = 0, n->in_geom[i].dtype = 0;
+    for (int k = 0; k < nout; k++) n->out_geom[k].ndim = 0, n->out_geom[k].dtype = 0;
+    if (view) n->view = (em_view_geom *)p;
     return n;
+}
+
+/* "log_softmax" -> "LogSoftmaxBackward0" */
+static void make_op_name(char *buf, size_t size, const char *op)
+{
+    size_t n = 0;
+    for (bool up = true; *op && n + 12 < size; op++) {
+        if (*op == '_') {
+            up = true;
+            continue;
+        }
+        buf[n++] = up ? (char)toupper((unsigned char)*op) : *op;
+        up = false;
+    }
+    snprintf(buf + n, size - n, "Backward0");
+}
+
+static char op_names[EM_OP_COUNT][40];
+static pthread_once_t op_names_once = PTHREAD_ONCE_INIT;
+static void make_op_names(void)
+{
+    for (int op = 0; op < EM_OP_COUNT; op++) make_op_name(op_names[op], sizeof op_names[op], em_ops[op].name);
+}
+
+const char *em_node_op_name(em_op op)
+{
+    pthread_once(&op_names_once, make_op_names);
+    return op_names[op];
 }
 
 void em_node_retain(em_node *n) { __atomic_add_fetch(&n->refcount, 1, __ATOMIC_RELAXED); }
@@ -36,8 +79,8 @@ static void free_hooks(em_hook *h)
 
 void em_node_release_saved(em_node *n)
 {
-    for (int i = 0; i < EM_NODE_MAX_IN; i++) em_release(n->in[i].t), n->in[i].t = NULL;
-    for (int k = 0; k < EM_NODE_MAX_OUT; k++) em_release(n->out[k].t), n->out[k].t = NULL;
+    for (int i = 0; i < n->nin; i++) em_release(n->in[i].t), n->in[i].t = NULL;
+    for (int k = 0; k < n->nout_cap; k++) em_release(n->out[k].t), n->out[k].t = NULL;
     if (n->fn_ctx) em_function_ctx_release_saved(n->fn_ctx);
     n->released = true;
 }
@@ -53,7 +96,7 @@ void em_node_release(em_node *n)
         if (__atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) != 0) continue;
         em_node_release_saved(m);
         if (m->fn_ctx) em_function_ctx_free(m->fn_ctx);
-        for (int k = 0; k < EM_NODE_MAX_OUT; k++) free_hooks(m->hooks[k]), em_release(m->buf[k]);
+        for (int k = 0; k < m->nout_cap; k++) free_hooks(m->hooks[k]), em_release(m->buf[k]);
         if (m->leaf) {
             em_meta *lm = em_meta_get(m->leaf);
             if (lm && lm->acc == m) lm->acc = NULL;
@@ -186,13 +229,10 @@ em_node *em_gradient_edge(em_tensor *t, int *input_nr)
         em_node_retain(m->acc);
         return m->acc;
     }
-    em_node *acc = em_node_new("AccumulateGrad", NULL);
+    em_node *acc = em_node_new("AccumulateGrad", NULL, 0, 1, false);
     if (!acc) return NULL;
     acc->leaf = em_retain(t);
-    acc->nout = 1;
-    acc->out_geom[0].ndim = t->ndim;
-    acc->out_geom[0].dtype = t->dtype;
-    memcpy(acc->out_geom[0].sizes, t->sizes, sizeof t->sizes);
+    em_geometry_of(&acc->out_geom[0], t);
     m->acc = acc; /* weak: the graph holds it */
     return acc;
 }
@@ -362,6 +402,7 @@ em_status em_check_savable(const em_tensor *t)
 
 const char *em_node_name(const em_node *n) { return n->name; }
 int em_node_num_next(const em_node *n) { return n->nin; }
+em_tensor *em_node_variable(const em_node *n) { return n->leaf; }
 em_node *em_node_next(const em_node *n, int i, int *input_nr)
 {
     if (i < 0 || i >= n->nin) return em_error(EM_ERR_INDEX, "next_functions: index %d out of range", i);

@@ -23,19 +23,19 @@
 #include "autograd.h"
 
 /* A node that reads geometry `view` of `base`'s storage. */
-static em_node *view_node(const char *name, em_backward_fn fn, const em_tensor *base, const em_tensor *view)
+static em_node *view_node(const char *name, em_backward_fn fn, int nin, const em_tensor *base, const em_tensor *view)
 {
-    em_node *n = em_node_new(name, fn);
+    em_node *n = em_node_new(name, fn, nin, 1, true);
     if (!n) return NULL;
-    n->nin = n->nout = 1;
     em_geometry_of(&n->in_geom[0], base);
     em_geometry_of(&n->out_geom[0], base);
-    memcpy(n->base_strides, base->strides, sizeof base->strides);
-    n->base_offset = base->offset;
-    n->view_ndim = view->ndim;
-    memcpy(n->view_sizes, view->sizes, sizeof view->sizes);
-    memcpy(n->view_strides, view->strides, sizeof view->strides);
-    n->view_offset = view->offset;
+    em_view_geom *v = n->view;
+    memcpy(v->base_strides, base->strides, base->ndim * sizeof *base->strides);
+    v->base_offset = base->offset;
+    v->ndim = view->ndim;
+    memcpy(v->sizes, view->sizes, view->ndim * sizeof *view->sizes);
+    memcpy(v->strides, view->strides, view->ndim * sizeof *view->strides);
+    v->offset = view->offset;
     return n;
 }
 
@@ -45,7 +45,7 @@ static em_status set_view_history(em_tensor *t, const em_tensor *base, const cha
     if (em_geometry_overlaps(base->ndim, base->sizes, base->strides))
         return em_fail(EM_ERR_NOT_IMPLEMENTED, "taking a view of an expanded (self-overlapping) tensor that requires "
                        "grad is not implemented yet; call contiguous() first");
-    em_node *n = view_node(name, em_view_backward, base, t);
+    em_node *n = view_node(name, em_view_backward, 1, base, t);
     if (!n) return em_error_code();
     em_geometry_of(&n->out_geom[0], t);
     n->next[0].node = em_gradient_edge((em_tensor *)base, &n->next[0].input_nr);
@@ -86,10 +86,9 @@ em_status em_rebase_view(em_tensor *v, em_node *n, int k)
     if (em_geometry_overlaps(root->ndim, root->sizes, root->strides))
         return em_fail(EM_ERR_NOT_IMPLEMENTED, "an in-place operation on a view of an expanded (self-overlapping) "
                        "tensor that requires grad is not implemented; call contiguous() first");
-    em_node *cs = view_node("CopySlices", em_copy_slices_backward, root, v);
+    em_node *cs = view_node("CopySlices", em_copy_slices_backward, n ? 2 : 1, root, v);
     if (!cs) return em_error_code();
     if (n) {
-        cs->nin = 2;
         em_geometry_of(&cs->in_geom[1], v);
         em_node_retain(n);
         cs->next[1].node = n;

@@ -2,25 +2,8 @@
  * stage] in src/ops/dispatch.c) wraps a kernel call in a graph node; writes
  * into views rebase their root's history (inplace_view.c). */
 #include "autograd.h"
-#include <ctype.h>
-#include <stdio.h>
 
 static bool needs_grad(const em_tensor *t) { return t && em_requires_grad(t); }
-
-/* "log_softmax" -> "LogSoftmaxBackward0" */
-static void node_name(char *buf, size_t size, const char *op)
-{
-    size_t n = 0;
-    for (bool up = true; *op && n + 12 < size; op++) {
-        if (*op == '_') {
-            up = true;
-            continue;
-        }
-        buf[n++] = up ? (char)toupper((unsigned char)*op) : *op;
-        up = false;
-    }
-    snprintf(buf + n, size - n, "Backward0");
-}
 
 /* Runs the kernel with grad mode off: kernels may call public ops, which
  * must not record. */
@@ -143,16 +126,12 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
     uint32_t saves = f->saves ? *f->saves : 0;
     if (!f->fn) return em_fail(EM_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented", op);
 
-    char name[40];
-    node_name(name, sizeof name, op);
-    em_node *n = em_node_new(name, f->fn);
+    em_node *n = em_node_new(em_node_op_name(c->op), f->fn, c->nin, c->nout, false);
     if (!n) return em_error_code();
     n->call = *c;
     memset(n->call.in, 0, sizeof n->call.in);
     memset(n->call.out, 0, sizeof n->call.out);
     n->call.arg = NULL;
-    n->nin = c->nin;
-    n->nout = c->nout;
     em_status st = EM_OK;
     for (int i = 0; i < c->nin && st == EM_OK; i++) {
         const em_tensor *in = c->in[i];

@@ -256,21 +256,36 @@ em_status em_red_run(const em_red_kind *k, const em_red_geom *g, char *out0, cha
         if (!jb.partial) return em_fail(EM_ERR_MEMORY, "%s: out of memory for partial results", em_ops[c->op].name);
     }
     bool par = em_red_parallel(g->nrows * g->m * (g->n > 1 ? g->n : 1));
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t t = 0; t < ntask; t++) run_task(&jb, t);
-    if (jb.nrb > 1) {
-        int64_t nmerge = g->nrows * jb.ncc;
-#pragma omp parallel for schedule(static) if (par && nmerge > 1)
+    int64_t nmerge = jb.nrb > 1 ? g->nrows * jb.ncc : 0;
+    if (par) {
+#pragma omp parallel for schedule(static)
+        for (int64_t t = 0; t < ntask; t++) run_task(&jb, t);
+#pragma omp parallel for schedule(static) if (nmerge > 1)
         for (int64_t t = 0; t < nmerge; t++) merge_task(&jb, t);
-        free(jb.partial);
+    } else { /* no parallel region at all: even an if(0) one costs a team setup */
+        for (int64_t t = 0; t < ntask; t++) run_task(&jb, t);
+        for (int64_t t = 0; t < nmerge; t++) merge_task(&jb, t);
     }
+    free(jb.partial);
     return EM_OK;
+}
+
+/* The output's stride along each of x's dims: an output without the reduced
+ * dims (em_reduce_plan.kernel_drops) has stride 0 there. */
+static const int64_t *out_strides(const em_call *c, int64_t *buf)
+{
+    const em_tensor *x = c->in[0], *o = c->out[0];
+    if (o->ndim == x->ndim) return o->strides;
+    uint32_t mask = (uint32_t)c->i[0];
+    for (int d = 0, k = 0; d < x->ndim; d++) buf[d] = mask >> d & 1 ? 0 : o->strides[k++];
+    return buf;
 }
 
 em_status em_red_call(const em_call *c, const em_red_kind *k, int flags)
 {
     em_red_geom g;
-    if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], flags)) return em_error_code();
+    int64_t os[EM_MAX_DIMS];
+    if (em_red_geom_init(&g, c->in[0], out_strides(c, os), (uint32_t)c->i[0], flags)) return em_error_code();
     em_status st = em_red_run(k, &g, em_tensor_data(c->out[0]), c->nout > 1 ? em_tensor_data(c->out[1]) : NULL,
                               false, NULL, c);
     em_red_geom_free(&g);
@@ -290,7 +305,8 @@ em_status em_red_kinds(const em_call *c, const em_red_kind *const *kinds, int fl
 em_status em_red_call2(const em_call *c, const em_red_kind *first, const em_red_kind *second)
 {
     em_red_geom g;
-    if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], 0)) return em_error_code();
+    int64_t os[EM_MAX_DIMS];
+    if (em_red_geom_init(&g, c->in[0], out_strides(c, os), (uint32_t)c->i[0], 0)) return em_error_code();
     double *aux = aux_alloc(&g);
     em_status st = aux ? em_red_run(first, &g, (char *)aux, NULL, true, NULL, c) : em_error_code();
     if (st == EM_OK)

@@ -37,7 +37,7 @@ static em_status sum_dtypes(em_op op, const em_tensor *x, em_dtype dtype, em_dty
 
 static em_tensor *sum_like(em_op op, const em_tensor *x, int ndims, const int *dims, bool keepdim, em_dtype dtype)
 {
-    em_reduce_plan p = {.op = op, .keepdim = keepdim, .via = dtype, .nout = 1};
+    em_reduce_plan p = {.op = op, .keepdim = keepdim, .kernel_drops = true, .via = dtype, .nout = 1};
     if (em_reduce_mask(x, ndims, dims, em_ops[op].name, &p.mask)) return NULL;
     if (sum_dtypes(op, x, dtype, &p.result[0], &p.compute)) return NULL;
     p.kout[0] = p.compute;

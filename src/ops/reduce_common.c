@@ -86,11 +86,16 @@ static em_tensor *convert_input(const em_tensor *x, em_dtype via, em_dtype compu
 em_status em_reduce_run(const em_reduce_plan *p, const em_tensor *x, em_tensor **res)
 {
     int64_t shape[EM_MAX_DIMS];
-    for (int d = 0; d < x->ndim; d++) shape[d] = (p->mask >> d & 1) && !p->same_shape ? 1 : x->sizes[d];
+    bool drop = !p->keepdim && !p->same_shape, kernel_drops = drop && p->kernel_drops;
+    int nd = 0;
+    for (int d = 0; d < x->ndim; d++) {
+        bool reduced = (p->mask >> d & 1) && !p->same_shape;
+        if (!(reduced && kernel_drops)) shape[nd++] = reduced ? 1 : x->sizes[d];
+    }
     em_tensor *in = convert_input(x, p->via, p->compute), *out[2] = {NULL, NULL};
     em_status st = in ? EM_OK : em_error_code();
     for (int k = 0; k < p->nout && st == EM_OK; k++) {
-        out[k] = em_tensor_new(x->ndim, shape, p->kout[k], x->storage->device);
+        out[k] = em_tensor_new(nd, shape, p->kout[k], x->storage->device);
         if (!out[k]) st = em_error_code();
     }
     if (st == EM_OK) {
@@ -111,7 +116,7 @@ em_status em_reduce_run(const em_reduce_plan *p, const em_tensor *x, em_tensor *
         res[k] = NULL;
         if (st == EM_OK) {
             res[k] = em_to_dtype(out[k], p->result[k]);
-            if (res[k] && !p->keepdim && !p->same_shape) res[k] = drop_dims(res[k], p->mask);
+            if (res[k] && drop && !kernel_drops) res[k] = drop_dims(res[k], p->mask);
             if (!res[k]) st = em_error_code();
         }
         em_release(out[k]);

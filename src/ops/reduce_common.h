@@ -38,11 +38,14 @@ static inline em_dtype em_reduce_compute_float(em_dtype dt) { return dt == EM_F1
  * argument; EM_DTYPE_NONE: skip), then to `compute`; the kernel writes
  * outputs of dtypes kout[], returned converted to result[]. Outputs have x's
  * shape with size 1 in the masked dims (reductions), or x's shape (`same_shape`:
- * scans, softmax). Without keepdim the masked dims are dropped. */
+ * scans, softmax). Without keepdim the masked dims are dropped: by a view
+ * afterwards (a recorded view node), or, with `kernel_drops`, by the kernel
+ * writing an output that lacks them (em_red_call: one graph node, not two;
+ * the op's backward formula must put the dims back, formulas_reduce.c). */
 typedef struct em_reduce_plan {
     em_op op;
     uint32_t mask;
-    bool keepdim, same_shape;
+    bool keepdim, same_shape, kernel_drops;
     em_dtype via, compute;
     int nout;
     em_dtype kout[2], result[2];

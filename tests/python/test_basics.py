@@ -123,5 +123,53 @@ def test_ranges():
     check(lambda m: m.full((2, 2), 7))
     check(lambda m: m.full((2, 2), 7.5))
     check(lambda m: m.full((2,), True))
-    check(lambda m, x: m.zeros_like(x), rand(2, 3))
-    check(lambda m, x: m.full_like(x, 4, dtype=m.int32), rand(2, 3))
+    check(lambda x, m: m.zeros_like(x), rand(2, 3))
+    check(lambda x, m: m.full_like(x, 4, dtype=m.int32), rand(2, 3))
+
+
+def test_refcounts_balanced():
+    import sys
+    x, y = ember.ones(3), ember.ones(3)
+    before = sys.getrefcount(x), sys.getrefcount(y)
+    for _ in range(100):
+        z = x + y
+        z = ember.add(x, y, out=z)
+        x.add_(y)
+        del z
+    assert (sys.getrefcount(x), sys.getrefcount(y)) == before
+
+
+def rss_kb():
+    with open('/proc/self/statm') as f:
+        return int(f.read().split()[1]) * 4
+
+
+def test_op_loop_memory_flat():
+    x = ember.ones(100)
+    for _ in range(2000):
+        (x * 2 + 1).exp()
+    start = rss_kb()
+    for _ in range(100000):
+        (x * 2 + 1).exp()
+    assert rss_kb() - start < 2048, f'RSS grew by {rss_kb() - start} kB over 1e5 iterations'
+
+
+def test_two_threads_running_ops():
+    import threading
+    errors = []
+
+    def work(seed):
+        try:
+            g = ember.Generator().manual_seed(seed)
+            for _ in range(2000):
+                a = ember.rand(16, generator=g)
+                b = (a * 3 - 1).tanh() + a.exp()
+                assert b.shape == (16,)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors

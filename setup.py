@@ -1,0 +1,35 @@
+"""pip install support: `pip install --no-build-isolation .` builds ember._C
+with the project's Makefile (one self-contained extension: the C library is
+linked in) and installs the python/ember package with it."""
+import os
+import shutil
+import subprocess
+import sysconfig
+
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class MakeExtension(build_ext):
+    """Builds ember._C by `make` (the same build as a checkout's) and copies it in place."""
+
+    def build_extension(self, ext):
+        suffix = sysconfig.get_config_var('EXT_SUFFIX')
+        subprocess.check_call(['make', '-C', HERE, f'python/ember/_C{suffix}', f'PYTHON={os.sys.executable}'])
+        target = self.get_ext_fullpath(ext.name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(os.path.join(HERE, 'python', 'ember', f'_C{suffix}'), target)
+
+
+setup(
+    name='ember',
+    version='0.1.0',
+    description="A deep learning library with a C core and PyTorch's API",
+    package_dir={'': 'python'},
+    packages=find_packages(where='python'),
+    ext_modules=[Extension('ember._C', sources=[])],
+    cmdclass={'build_ext': MakeExtension},
+    python_requires='>=3.9',
+)
