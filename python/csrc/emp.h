@@ -228,6 +228,7 @@ extern const char *const emp_pointwise_hidden[]; /* table ops Python does not se
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);
 extern PyNumberMethods emp_tensor_as_number;
+extern PyMappingMethods emp_tensor_as_mapping; /* x[index], x[index] = value (indexing.c) */
 PyObject *emp_tensor_richcompare(PyObject *a, PyObject *b, int op);
 
 #endif

@@ -1,6 +1,6 @@
 /* The Tensor type: lifetime, identity and the attributes (shape, dtype,
  * grad, requires_grad...). Methods live in tensor_methods.c, operators in
- * pointwise.c, indexing in index.c.
+ * pointwise.c, indexing in indexing.c.
  *
  * Note [One object per tensor]: an em_tensor keeps a pointer to its live
  * Python object (em_binding), so the same C tensor always comes back as the
@@ -342,6 +342,7 @@ PyTypeObject EmpTensorBase_Type = {
     .tp_as_number = &emp_tensor_as_number,
     .tp_as_sequence = &emp_tensor_as_sequence,
     .tp_as_buffer = &emp_tensor_as_buffer,
+    .tp_as_mapping = &emp_tensor_as_mapping,
     .tp_richcompare = emp_tensor_richcompare,
     .tp_dictoffset = offsetof(EmpTensor, dict),
     .tp_weaklistoffset = offsetof(EmpTensor, weakrefs),

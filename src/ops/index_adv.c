@@ -113,6 +113,11 @@ static em_status adv_prepare(adv_index *a, const em_tensor *self, int n, const e
         a->bdim = nd;
         memcpy(a->bshape, b, nd * sizeof *b);
     }
+    /* no index fits a dim of size 0: PyTorch refuses it even when the result is empty */
+    bool b_empty = em_shape_numel(a->bdim, a->bshape) == 0;
+    for (int k = 0; k < a->n && !b_empty; k++)
+        if (a->self->sizes[a->pos[k]] == 0)
+            return em_fail(EM_ERR_INDEX, "%s: index is out of bounds for dimension with size 0", op);
     bool adjacent = true;
     for (int k = 1; k < a->n; k++) adjacent &= a->pos[k] == a->pos[0] + k;
     int rest = a->self->ndim - a->n;
@@ -209,9 +214,6 @@ em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices,
 {
     const char *op = "index_put_";
     if (!values) return em_fail(EM_ERR_VALUE, "%s: values is NULL", op);
-    if (self && self->dtype != values->dtype)
-        return em_fail(EM_ERR_DTYPE, "Index put requires the source and destination dtypes match, got %s for the "
-                       "destination and %s for the source.", em_dtypes[self->dtype].name, em_dtypes[values->dtype].name);
     bool record = em_is_grad_enabled() && (em_requires_grad(values) || (self && em_requires_grad(self)));
     adv_index a;
     em_index_plan p;
@@ -233,6 +235,9 @@ em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices,
     if (!st && !src)
         st = em_fail(EM_ERR_SHAPE, "%s: shape mismatch: value tensor of shape %s cannot be broadcast to indexing "
                      "result of shape %s", op, em_shape_str(values->ndim, values->sizes), em_shape_str(a.ndim, a.shape));
+    if (!st && self->dtype != values->dtype) /* after the index and shape checks, as PyTorch */
+        st = em_fail(EM_ERR_DTYPE, "Index put requires the source and destination dtypes match, got %s for the "
+                     "destination and %s for the source.", em_dtypes[self->dtype].name, em_dtypes[values->dtype].name);
     if (!st) st = adv_plan(&a, &p, &view);
     if (!st) st = adv_operands(&a, &p, values, record, op);
     if (!st) {

@@ -164,6 +164,8 @@ TEST(index_put_errors_leave_self_unchanged)
     CHECK_ERR(em_index_put_(x, 1, LIST(bad), v, false), EM_ERR_INDEX);
     CHECK_ERR(em_index_put_(x, 1, LIST(bad), v, true), EM_ERR_INDEX);
     CHECK_ERR(em_index_put_(x, 1, LIST(ok), v64, false), EM_ERR_DTYPE);
+    em_tensor *m33 = em_zeros(SHAPE(3, 3), EM_BOOL); /* the indices' shapes are checked before dtypes, as PyTorch */
+    CHECK_ERR(em_index_put_(x, 1, LIST(m33), v64, false), EM_ERR_INDEX);
     CHECK_ERR(em_index_put_(x, 1, LIST(ok), v24, false), EM_ERR_SHAPE); /* more values than the result (1, 4) holds */
     CHECK_ERR(em_index_put_(x, 1, LIST(ok), v3, false), EM_ERR_SHAPE);
     CHECK_ERR(em_index_put_(x, 1, LIST(ok), row, false), EM_ERR_RUNTIME); /* values overlap self */
@@ -177,8 +179,12 @@ TEST(index_put_errors_leave_self_unchanged)
     em_tensor *vx = em_tensor_scalar(7, EM_F32), *none = em_zeros(SHAPE(0), EM_I64);
     CHECK(em_index_put_(x, 1, LIST(ok), vx, true) == EM_OK && tval(x, 0) == (float)(xv[0] + 7) && tval(x, 4) == xv[4]);
     CHECK(em_index_put_(x, 2, LIST(NULL, none), vx, false) == EM_OK);
+    /* no index fits a dim of size 0, even where the result is empty (PyTorch's AdvancedIndex check) */
+    em_tensor *e0 = em_zeros(SHAPE(0, 0), EM_F32), *r0 = em_index(e0, 2, LIST(NULL, ok));
+    CHECK(r0 == NULL && em_error_code() == EM_ERR_INDEX);
+    CHECK_ERR(em_index_put_(e0, 2, LIST(NULL, ok), vx, false), EM_ERR_INDEX);
     free(xv);
-    RELEASE(x, v, bad, ok, v64, v24, v3, row, z, ex, s, t, five, vx, none);
+    RELEASE(x, v, bad, ok, v64, v24, v3, row, z, ex, s, t, five, vx, none, e0, m33);
 }
 
 /* ---- masks ------------------------------------------------------------ */
