@@ -138,10 +138,14 @@ typedef struct emp_args {
 int emp_parse(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
               emp_args *a);
 void emp_args_release(emp_args *a);
+/* A dim as a C int: values beyond int's range stay out of range (the op
+ * then raises its IndexError) instead of wrapping into a valid dim. */
+static inline int emp_dim_value(int64_t v) { return v > (1 << 30) ? (1 << 30) : v < -(1 << 30) ? -(1 << 30) : (int)v; }
+static inline int emp_dim(emp_args *a, int k) { return emp_dim_value(a->i[k]); }
 /* int[] list as C ints (dims). */
 static inline const int *emp_dims(emp_args *a, int k, int *buf)
 {
-    for (int j = 0; j < a->nlist[k]; j++) buf[j] = (int)a->list[k][j];
+    for (int j = 0; j < a->nlist[k]; j++) buf[j] = emp_dim_value(a->list[k][j]);
     return buf;
 }
 /* A dtype argument, or EM_DTYPE_NONE when absent. */
@@ -211,6 +215,8 @@ extern PyMethodDef emp_shape_functions[], emp_shape_methods[], emp_index_functio
     emp_random_functions[], emp_random_methods[];
 /* nonzero(t, as_tuple=True), also torch.where(condition): one 1-d index tensor per dim (bind_index.c). */
 PyObject *emp_nonzero_tuple(const em_tensor *t);
+extern PyMethodDef emp_reduce_functions[], emp_reduce_methods[], emp_scan_functions[], emp_scan_methods[];
+extern PyMethodDef emp_sort_functions[], emp_sort_methods[], emp_linalg_functions[], emp_linalg_methods[];
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);

@@ -167,6 +167,14 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&methods, emp_index_methods);
     emp_table_add_all(&functions, emp_random_functions);
     emp_table_add_all(&methods, emp_random_methods);
+    emp_table_add_all(&functions, emp_reduce_functions);
+    emp_table_add_all(&methods, emp_reduce_methods);
+    emp_table_add_all(&functions, emp_scan_functions);
+    emp_table_add_all(&methods, emp_scan_methods);
+    emp_table_add_all(&functions, emp_sort_functions);
+    emp_table_add_all(&methods, emp_sort_methods);
+    emp_table_add_all(&functions, emp_linalg_functions);
+    emp_table_add_all(&methods, emp_linalg_methods);
     emp_table_add_all(&functions, settings);
 
     PyObject *m = PyModule_Create(&module_def);
