@@ -137,18 +137,12 @@ static PyObject *einsum(PyObject *m, PyObject *const *args, Py_ssize_t n, PyObje
 
 /* ---- tensordot --------------------------------------------------------------------------
  * dims: an int d (the last d dims of a against the first d of b), a pair
- * of dim lists (or of ints), or a tensor holding either (as PyTorch). */
+ * of dim lists, or a tensor holding either (as PyTorch). */
 static int dim_list(PyObject *o, int *dims, int *n)
 {
-    if (PyLong_Check(o) && !PyBool_Check(o)) {
-        long v = PyLong_AsLong(o);
-        if (v == -1 && PyErr_Occurred()) return -1;
-        dims[0] = emp_dim_value(v);
-        *n = 1;
-        return 0;
-    }
     if (!PyList_Check(o) && !PyTuple_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "tensordot(): dims must be lists of ints, got %s", Py_TYPE(o)->tp_name);
+        PyErr_Format(PyExc_TypeError, "tensordot(): argument 'dims_self' must be tuple of ints, not %s",
+                     Py_TYPE(o)->tp_name);
         return -1;
     }
     Py_ssize_t len = PySequence_Fast_GET_SIZE(o);
@@ -158,11 +152,12 @@ static int dim_list(PyObject *o, int *dims, int *n)
     }
     for (Py_ssize_t i = 0; i < len; i++) {
         PyObject *v = PySequence_Fast_GET_ITEM(o, i);
-        long d = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLong(v) : -1;
         if (!PyLong_Check(v) || PyBool_Check(v)) {
-            PyErr_Format(PyExc_TypeError, "tensordot(): dims must be lists of ints, found %s", Py_TYPE(v)->tp_name);
+            PyErr_Format(PyExc_TypeError, "tensordot(): argument 'dims_self' must be tuple of ints, but found element of type %s",
+                         Py_TYPE(v)->tp_name);
             return -1;
         }
+        long d = PyLong_AsLong(v);
         if (d == -1 && PyErr_Occurred()) return -1;
         dims[i] = emp_dim_value(d);
     }
@@ -187,18 +182,23 @@ static int tensordot_dims(PyObject *dims, const em_tensor *a, int *da, int *db, 
             PyErr_Format(PyExc_RuntimeError, "tensordot expects dims >= 0, but got dims=%ld", d);
             return -1;
         }
-        if (d > em_ndim(a)) {
-            PyErr_Format(PyExc_RuntimeError, "tensordot: dims=%ld is larger than the number of dims of a (%d)", d,
-                         em_ndim(a));
+        int nd = em_ndim(a);
+        if (d > nd) { /* the dim -d of a is out of range */
+            PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %ld)",
+                         -nd, nd - 1, -d);
             return -1;
         }
         for (int i = 0; i < d; i++) da[i] = (int)(i - d), db[i] = i;
         *n = (int)d;
         return 0;
     }
-    if ((!PyList_Check(dims) && !PyTuple_Check(dims)) || PySequence_Fast_GET_SIZE(dims) != 2) {
-        PyErr_Format(PyExc_TypeError, "tensordot expects dims to be an int or a pair of lists of ints, got %s",
-                     Py_TYPE(dims)->tp_name);
+    if (!PyList_Check(dims) && !PyTuple_Check(dims)) {
+        PyErr_Format(PyExc_RuntimeError, "tensordot expects dims to be int or Tuple[List[int], List[int]] or "
+                                         "List[List[int]] containing two lists, but got dims=%R", dims);
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(dims) != 2) {
+        PyErr_Format(PyExc_ValueError, "tensordot expects two lists of dims, got %zd", PySequence_Fast_GET_SIZE(dims));
         return -1;
     }
     if (dim_list(PySequence_Fast_GET_ITEM(dims, 0), da, &na) || dim_list(PySequence_Fast_GET_ITEM(dims, 1), db, &nb))
