@@ -125,7 +125,7 @@ ARGMAX_BIND(argmin)
 /* ---- variance ---------------------------------------------------------------------
  * Three overloads with the same arg slots: (input, bool unbiased);
  * (input, dim, unbiased, keepdim, *, out); (input, dim, *, correction, keepdim, out).
- * The bool form comes first: the parser would read a bool as a dim. */
+ * (PyTorch tries them in another order; no call fits two of them differently.) */
 #define VAR_SIGS(name, out)                                                                             \
     #name "(Tensor input, bool unbiased=True)",                                                         \
     #name "(Tensor input, int[1]? dim, bool unbiased=True, bool keepdim=False" out ")",                 \

@@ -68,6 +68,8 @@ def test_sum_like_errors():
     check_raises(lambda x, m: m.sum(x, 2), x)
     check_raises(lambda x, m: m.sum(x, (0, 0)), x)
     check_raises(lambda x, m: m.sum(x, 2 ** 40), x)
+    check_raises(lambda x, m: m.sum(x, True), x)
+    check_raises(lambda x, m: m.argmax(x, True), x)
     check_raises(lambda x, m: m.mean(x.long()), x)
     check_raises(lambda x, m: m.prod(x, (0, 1)), x)
     check_raises(lambda x, m: m.nanmean(x.long()), x)
