@@ -3,32 +3,29 @@
  * (equation or sublist form) and tensordot, with PyTorch 1.13's signatures. */
 #include "emp.h"
 
-#define OUT(k, with_out, without) \
-    (a->has[k] ? emp_status_self(with_out, a->obj[k]) : emp_wrap(without))
-
 /* ---- products of two tensors: name(input, <second>, *, out) ---------------------- */
 #define PRODUCT_BIND(name, second, c_name)                                                              \
-    EMP_BIND(name, #name "(Tensor input, Tensor " #second ", *, Tensor? out=None)")                    \
+    EMP_BIND(name, #name "(Tensor input, Tensor " #second ", *, Tensor? out=None)")                     \
     {                                                                                                   \
-        return OUT(2, em_##c_name##_out(a->t[2], a->t[0], a->t[1]), em_##c_name(a->t[0], a->t[1]));    \
+        return EMP_OUT(2, em_##c_name##_out(a->t[2], a->t[0], a->t[1]), em_##c_name(a->t[0], a->t[1])); \
     }
-#define PRODUCTS(X)                                                                                      \
-    X(mm, mat2, mm) X(bmm, mat2, bmm) X(matmul, other, matmul) X(mv, vec, mv) X(dot, tensor, dot)      \
+#define PRODUCTS(X)                                                                                 \
+    X(mm, mat2, mm) X(bmm, mat2, bmm) X(matmul, other, matmul) X(mv, vec, mv) X(dot, tensor, dot)   \
     X(vdot, other, vdot) X(outer, vec2, outer) X(ger, vec2, outer) X(kron, other, kron)
 PRODUCTS(PRODUCT_BIND)
 
 /* ---- beta * input + alpha * product: new (with out=) and in-place forms ---------- */
-#define ADD_PRODUCT_BIND(name, first, second)                                                           \
-    EMP_BIND(name, #name "(Tensor input, Tensor " #first ", Tensor " #second                            \
-                   ", *, Number beta=1, Number alpha=1, Tensor? out=None)")                             \
-    {                                                                                                   \
-        return OUT(5, em_##name##_out(a->t[5], a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]),            \
-                   em_##name(a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]));                              \
-    }                                                                                                   \
-    EMP_BIND(name##_, #name "_(Tensor input, Tensor " #first ", Tensor " #second                        \
-                      ", *, Number beta=1, Number alpha=1)")                                            \
-    {                                                                                                   \
-        return emp_status_self(em_##name##_(a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]), a->obj[0]);  \
+#define ADD_PRODUCT_BIND(name, first, second)                                                         \
+    EMP_BIND(name, #name "(Tensor input, Tensor " #first ", Tensor " #second                          \
+                   ", *, Number beta=1, Number alpha=1, Tensor? out=None)")                           \
+    {                                                                                                 \
+        return EMP_OUT(5, em_##name##_out(a->t[5], a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]),      \
+                   em_##name(a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]));                           \
+    }                                                                                                 \
+    EMP_BIND(name##_, #name "_(Tensor input, Tensor " #first ", Tensor " #second                      \
+                      ", *, Number beta=1, Number alpha=1)")                                          \
+    {                                                                                                 \
+        return emp_status_self(em_##name##_(a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]), a->obj[0]); \
     }
 #define ADD_PRODUCTS(X) X(addmm, mat1, mat2) X(addmv, mat, vec) X(baddbmm, batch1, batch2) X(addbmm, batch1, batch2)
 ADD_PRODUCTS(ADD_PRODUCT_BIND)
@@ -215,7 +212,7 @@ EMP_BIND(tensordot, "tensordot(Tensor a, Tensor b, object dims=2, Tensor? out=No
 {
     int da[EM_MAX_DIMS], db[EM_MAX_DIMS], n;
     if (tensordot_dims(a->obj[2], a->t[0], da, db, &n)) return NULL;
-    return OUT(3, em_tensordot_dims_out(a->t[3], a->t[0], a->t[1], n, da, db),
+    return EMP_OUT(3, em_tensordot_dims_out(a->t[3], a->t[0], a->t[1], n, da, db),
                em_tensordot_dims(a->t[0], a->t[1], n, da, db));
 }
 
@@ -224,6 +221,7 @@ EMP_BIND(tensordot, "tensordot(Tensor a, Tensor b, object dims=2, Tensor? out=No
 #define METH_INPLACE(name, ...) EMP_METHOD(name##_),
 PyMethodDef emp_linalg_functions[] = {
     PRODUCTS(FN) ADD_PRODUCTS(FN) EMP_FUNCTION(trace), EMP_FUNCTION(tensordot),
+    EMP_FUNCTION(addmv_), /* torch.addmv_ exists too (the only one of the four) */
     {"einsum", (PyCFunction)(void (*)(void))einsum, EMP_FASTCALL, "Einstein summation (PyTorch's torch.einsum)."},
     {NULL},
 };

@@ -4,9 +4,6 @@
 #include "emp.h"
 #include "return_types.h"
 
-#define OUT(k, with_out, without) \
-    (a->has[k] ? emp_status_self(with_out, a->obj[k]) : emp_wrap(without))
-
 /* ---- sorting and selection ------------------------------------------------------
  * The stable= overloads keep the other args in the same slots: stable comes
  * last among the keyword-only ones, so the bodies need not tell them apart. */
@@ -31,7 +28,7 @@ EMP_BIND(argsort, "argsort(Tensor input, int dim=-1, bool descending=False)",
 }
 EMP_BIND(msort, "msort(Tensor input, *, Tensor? out=None)")
 {
-    return OUT(1, em_msort_out(a->t[1], a->t[0]), em_msort(a->t[0]));
+    return EMP_OUT(1, em_msort_out(a->t[1], a->t[0]), em_msort(a->t[0]));
 }
 
 EMP_BIND(topk, "topk(Tensor input, int k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor[]? out=None)")
@@ -103,20 +100,20 @@ EMP_BIND(searchsorted,
          "str? side=None, Tensor? sorter=None, Tensor? out=None)")
 {
     const char *side = a->has[4] ? a->s[4] : NULL;
-    return OUT(6, em_searchsorted_out(a->t[6], a->t[0], a->t[1], a->i[2], a->i[3], side, a->t[5]),
+    return EMP_OUT(6, em_searchsorted_out(a->t[6], a->t[0], a->t[1], a->i[2], a->i[3], side, a->t[5]),
                em_searchsorted(a->t[0], a->t[1], a->i[2], a->i[3], side, a->t[5]));
 }
 EMP_BIND(bucketize,
          "bucketize(TensorOrNumber input, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor? out=None)")
 {
-    return OUT(4, em_bucketize_out(a->t[4], a->t[0], a->t[1], a->i[2], a->i[3]),
+    return EMP_OUT(4, em_bucketize_out(a->t[4], a->t[0], a->t[1], a->i[2], a->i[3]),
                em_bucketize(a->t[0], a->t[1], a->i[2], a->i[3]));
 }
 
 /* ---- counting --------------------------------------------------------------------------- */
 EMP_BIND(histc, "histc(Tensor input, int bins=100, Number min=0, Number max=0, *, Tensor? out=None)")
 {
-    return OUT(4, em_histc_out(a->t[4], a->t[0], a->i[1], a->d[2], a->d[3]),
+    return EMP_OUT(4, em_histc_out(a->t[4], a->t[0], a->i[1], a->d[2], a->d[3]),
                em_histc(a->t[0], a->i[1], a->d[2], a->d[3]));
 }
 
@@ -193,7 +190,7 @@ EMP_BIND(bincount, "bincount(Tensor input, Tensor? weights=None, int minlength=0
     return emp_wrap(em_bincount(a->t[0], a->t[1], a->i[2]));
 }
 
-#define METHODS(X) \
+#define METHODS(X)                                                                                  \
     X(sort) X(argsort) X(msort) X(topk) X(kthvalue) X(unique) X(unique_consecutive) X(histc) X(histogram) X(bincount)
 #define FN(name) EMP_FUNCTION(name),
 #define METH(name) EMP_METHOD(name),

@@ -49,6 +49,8 @@ int emp_generator_init(PyObject *module);
 PyObject *emp_node_obj(em_node *n);
 /* For in-place and out= forms: `self` (new ref) on EM_OK, else raises the C error. */
 PyObject *emp_status_self(em_status st, PyObject *self);
+/* A binding's result with an optional out= at arg k: EMP_OUT(k, call_out, call). */
+#define EMP_OUT(k, with_out, without) (a->has[k] ? emp_status_self(with_out, a->obj[k]) : emp_wrap(without))
 
 /* ---- errors ------------------------------------------------------------- */
 /* Raises the thread's C error as the exception PyTorch raises; returns NULL. */

@@ -190,3 +190,9 @@ def test_tensordot():
     check_raises(lambda a, b, m: m.tensordot(a, b, 1.5), a, b)
     check_raises(lambda a, b, m: m.tensordot(a, b, ([0],)), a, b)
     assert not hasattr(ember.Tensor, 'tensordot')
+
+
+def test_names():
+    from test_reduce import same_names
+    same_names('mm bmm matmul mv dot vdot outer ger addmm addmv baddbmm addbmm trace kron einsum tensordot'.split())
+    check(lambda x, p, q, m: m.addmv_(x.clone(), p, q, alpha=2), rand(3), rand(3, 4), rand(4))

@@ -309,3 +309,20 @@ def test_reduce_bad_arguments():
         check_raises(lambda x, m: getattr(m, op)(x, 1.5), x)
         check_raises(lambda x, m: getattr(m, op)([1, 2]), x)
         check_raises(lambda x, m: getattr(m, op)(x, 1, nonsense=1), x)
+
+
+REDUCE_OPS = ('sum nansum mean nanmean prod max min amax amin all any count_nonzero argmax argmin var std var_mean '
+              'std_mean norm logsumexp cumsum cumprod cummax cummin logcumsumexp median nanmedian mode softmax '
+              'log_softmax').split()
+
+
+def same_names(names):
+    """ember has each function, method and in-place method PyTorch has (and no others)."""
+    for n in names:
+        for s in (n, n + '_'):
+            assert hasattr(ember, s) == hasattr(torch, s), f'ember.{s}'
+            assert hasattr(ember.Tensor, s) == hasattr(torch.Tensor, s), f'Tensor.{s}'
+
+
+def test_names():
+    same_names(REDUCE_OPS)

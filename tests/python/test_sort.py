@@ -218,3 +218,9 @@ def test_bincount():
     check_raises(lambda x, m: m.bincount(x.float()), x)
     check_raises(lambda x, m: m.bincount(x.reshape(4, 5)), x)
     check_raises(lambda x, m: m.bincount(x, minlength=-1), x)
+
+
+def test_names():
+    from test_reduce import same_names
+    same_names(('sort argsort msort topk kthvalue unique unique_consecutive searchsorted bucketize histc histogram '
+                'bincount').split())
