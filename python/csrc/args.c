@@ -159,6 +159,7 @@ static int tensor_number(PyObject *o, emp_args *a, int k)
 
 static int convert_intlist(const emp_param *p, PyObject *o, emp_args *a, int k)
 {
+    if (PyBool_Check(o)) return 0; /* PyTorch: a bool is not an int */
     if (is_int_like(o)) {
         int64_t v;
         if (as_int64(o, &v)) return -1;
@@ -248,7 +249,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             if (em_numel(t) != 1 || em_dtype_is_float(em_dtype_of(t))) return 0;
             return tensor_number(o, a, k);
         }
-        if (!is_int_like(o)) return 0;
+        if (!is_int_like(o) || PyBool_Check(o)) return 0;
         return as_int64(o, &a->i[k]) ? -1 : 1;
     case EMP_FLOAT:
         if (PyFloat_Check(o)) {

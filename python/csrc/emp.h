@@ -57,6 +57,8 @@ int emp_generator_init(PyObject *module);
 PyObject *emp_node_obj(em_node *n);
 /* For in-place and out= forms: `self` (new ref) on EM_OK, else raises the C error. */
 PyObject *emp_status_self(em_status st, PyObject *self);
+/* A binding's result with an optional out= at arg k: EMP_OUT(k, call_out, call). */
+#define EMP_OUT(k, with_out, without) (a->has[k] ? emp_status_self(with_out, a->obj[k]) : emp_wrap(without))
 
 /* ---- errors ------------------------------------------------------------- */
 /* Raises the thread's C error as the exception PyTorch raises; returns NULL. */
@@ -146,10 +148,14 @@ typedef struct emp_args {
 int emp_parse(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
               emp_args *a);
 void emp_args_release(emp_args *a);
+/* A dim as a C int: values beyond int's range stay out of range (the op
+ * then raises its IndexError) instead of wrapping into a valid dim. */
+static inline int emp_dim_value(int64_t v) { return v > (1 << 30) ? (1 << 30) : v < -(1 << 30) ? -(1 << 30) : (int)v; }
+static inline int emp_dim(emp_args *a, int k) { return emp_dim_value(a->i[k]); }
 /* int[] list as C ints (dims). */
 static inline const int *emp_dims(emp_args *a, int k, int *buf)
 {
-    for (int j = 0; j < a->nlist[k]; j++) buf[j] = (int)a->list[k][j];
+    for (int j = 0; j < a->nlist[k]; j++) buf[j] = emp_dim_value(a->list[k][j]);
     return buf;
 }
 /* A dtype argument, or EM_DTYPE_NONE when absent. */
@@ -224,6 +230,8 @@ int emp_autograd_init(PyObject *module); /* the Node and Function ctx types */
 extern PyMethodDef emp_interop_functions[], emp_array_export_functions[], emp_array_export_methods[];
 extern PyMethodDef emp_dlpack_functions[];
 extern PyBufferProcs emp_tensor_as_buffer;
+extern PyMethodDef emp_reduce_functions[], emp_reduce_methods[], emp_scan_functions[], emp_scan_methods[];
+extern PyMethodDef emp_sort_functions[], emp_sort_methods[], emp_linalg_functions[], emp_linalg_methods[];
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);

@@ -172,6 +172,14 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&functions, emp_array_export_functions);
     emp_table_add_all(&methods, emp_array_export_methods);
     emp_table_add_all(&functions, emp_dlpack_functions);
+    emp_table_add_all(&functions, emp_reduce_functions);
+    emp_table_add_all(&methods, emp_reduce_methods);
+    emp_table_add_all(&functions, emp_scan_functions);
+    emp_table_add_all(&methods, emp_scan_methods);
+    emp_table_add_all(&functions, emp_sort_functions);
+    emp_table_add_all(&methods, emp_sort_methods);
+    emp_table_add_all(&functions, emp_linalg_functions);
+    emp_table_add_all(&methods, emp_linalg_methods);
     emp_table_add_all(&functions, settings);
 
     PyObject *m = PyModule_Create(&module_def);
