@@ -296,6 +296,13 @@ EMP_BIND(linspace, "linspace(Number start, Number end, int steps, *, Tensor? out
     return finish(em_linspace(a->d[0], a->d[1], a->i[2], emp_dtype_arg(a, 4)), a->i[6]);
 }
 
+EMP_BIND(logspace, "logspace(Number start, Number end, int steps, float base=10.0, *, Tensor? out=None, " DEVICE_KW ")")
+{
+    if (check_device(a, 6)) return NULL;
+    if (a->has[4]) return emp_status_self(em_logspace_out(a->t[4], a->d[0], a->d[1], a->i[2], a->d[3]), a->obj[4]);
+    return finish(em_logspace(a->d[0], a->d[1], a->i[2], a->d[3], emp_dtype_arg(a, 5)), a->i[7]);
+}
+
 EMP_BIND(eye, "eye(int n, int? m=None, *, Tensor? out=None, " DEVICE_KW ")")
 {
     int64_t m = a->has[1] ? a->i[1] : a->i[0];
@@ -321,7 +328,7 @@ PyMethodDef emp_factory_functions[] = {
     EMP_FUNCTION(tensor), EMP_FUNCTION(as_tensor), EMP_FUNCTION(scalar_tensor),
     EMP_FUNCTION(zeros), EMP_FUNCTION(ones), EMP_FUNCTION(empty), EMP_FUNCTION(full),
     EMP_FUNCTION(zeros_like), EMP_FUNCTION(ones_like), EMP_FUNCTION(empty_like), EMP_FUNCTION(full_like),
-    EMP_FUNCTION(rand_like), EMP_FUNCTION(randn_like), EMP_FUNCTION(arange), EMP_FUNCTION(linspace),
+    EMP_FUNCTION(rand_like), EMP_FUNCTION(randn_like), EMP_FUNCTION(arange), EMP_FUNCTION(linspace), EMP_FUNCTION(logspace),
     EMP_FUNCTION(eye), EMP_FUNCTION(rand), EMP_FUNCTION(randn),
     {NULL},
 };

@@ -119,6 +119,8 @@ def test_ranges():
     check(lambda m: m.arange(0, 1, 0.1))
     check(lambda m: m.arange(5, dtype=m.float64))
     check(lambda m: m.linspace(0, 1, 7))
+    check(lambda m: m.logspace(0, 2, 5))
+    check(lambda m: m.logspace(-1, 1, 4, base=2.0, dtype=m.float64))
     check(lambda m: m.eye(3, 4))
     check(lambda m: m.full((2, 2), 7))
     check(lambda m: m.full((2, 2), 7.5))
@@ -173,3 +175,19 @@ def test_two_threads_running_ops():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_every_table_op_reachable():
+    """Each op of the C table is an ember function, or reached as PyTorch does
+    (a method, an operator, indexing, or an overload of another function)."""
+    reached_otherwise = {'copy': 'Tensor.copy_', 'fill': 'Tensor.fill_', 'div_trunc': 'div', 'div_floor': 'div',
+                         'clamp_min_tensor': 'clamp_min', 'clamp_max_tensor': 'clamp_max', 'clamp_tensor': 'clamp',
+                         'max_dim': 'max', 'min_dim': 'min', 'median_dim': 'median', 'nanmedian_dim': 'nanmedian',
+                         'index': 'Tensor.__getitem__', 'repeat': 'Tensor.repeat', 'uniform': 'Tensor.uniform_',
+                         'exponential': 'Tensor.exponential_', 'random': 'Tensor.random_'}
+    for name, *_ in ember._C._op_table():
+        if name in reached_otherwise:
+            owner, _, attr = reached_otherwise[name].rpartition('.')
+            assert hasattr(ember.Tensor if owner else ember, attr), (name, reached_otherwise[name])
+        else:
+            assert hasattr(ember, name), name
