@@ -50,7 +50,8 @@ if use_mlp:
     emit("mlp 64-128-128-10 fwd+bwd", 1, mlp, 0.3)
 '''
 
-EMBER_PRELUDE = TORCH_PRELUDE.replace("import json, sys, time, torch\n", "import json, sys, time\nimport ember as torch\n")
+EMBER_PRELUDE = TORCH_PRELUDE.replace("import json, sys, time, torch\n",
+                                      "import json, sys, time\nimport ember as torch\n")
 assert EMBER_PRELUDE != TORCH_PRELUDE, "common.TORCH_PRELUDE changed: update EMBER_PRELUDE"
 
 
