@@ -227,7 +227,8 @@ static PyObject *run_grad(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
     em_status st = EM_OK;
     if (!grads) PyErr_NoMemory();
     else if (outs.n != gs.n) PyErr_Format(PyExc_RuntimeError, "got %d tensors and %d gradients", outs.n, gs.n);
-    else EMP_WITHOUT_GIL(st = em_autograd_grad(outs.n, outs.t, gs.t, ins.n, ins.t, retain, create, allow_unused, grads));
+    else EMP_WITHOUT_GIL(st = em_autograd_grad(outs.n, outs.t, gs.t, ins.n, ins.t, retain, create, allow_unused,
+                                               grads));
     int n = ins.n;
     tensor_list_free(&outs);
     tensor_list_free(&gs);
