@@ -18,7 +18,6 @@ typedef struct EmpTensor {
     em_tensor *t;       /* owned reference */
     PyObject *dict;     /* user attributes (nn.Parameter, modules set some) */
     PyObject *weakrefs;
-    PyObject *hooks;    /* Python callables registered with register_hook, or NULL */
 } EmpTensor;
 
 extern PyTypeObject EmpTensorBase_Type;  /* _C.TensorBase; ember.Tensor subclasses it in Python */

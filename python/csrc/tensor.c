@@ -55,16 +55,13 @@ PyObject *emp_status_self(em_status st, PyObject *self)
 
 static int tensor_traverse(EmpTensor *self, visitproc visit, void *arg)
 {
-    Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->dict);
-    Py_VISIT(self->hooks);
     return 0;
 }
 
 static int tensor_clear(EmpTensor *self)
 {
     Py_CLEAR(self->dict);
-    Py_CLEAR(self->hooks);
     return 0;
 }
 
