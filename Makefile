@@ -88,7 +88,7 @@ deps:
 	@sh tools/deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory all $(AB)/test_ember
+	@$(MAKE) --no-print-directory -j$$(nproc) all $(AB)/test_ember
 	@sh tools/run_tests.sh
 
 test-c: all
@@ -98,7 +98,7 @@ test-asan: $(AB)/test_ember
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(AB)/test_ember
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$$(nproc) all
 	@sh tools/run_demo.sh
 
 BENCH := $(patsubst bench/%.c,$(B)/%,$(wildcard bench/*.c))
