@@ -186,9 +186,6 @@ PyObject *emp_call(emp_parser *p, emp_impl impl, PyObject *self, PyObject *const
     }                                                                                               \
     static PyObject *emp_impl_##name(emp_args *a)
 
-/* The result of an op with out= at param k: out filled in place (and
- * returned), or the new tensor. */
-#define EMP_OUT(k, with_out, without) (a->has[k] ? emp_status_self(with_out, a->obj[k]) : emp_wrap(without))
 /* Ember has no CUDA device in this build: a device= argument other than
  * the CPU is a RuntimeError. 0 or -1 (raised). */
 static inline int emp_check_cpu(emp_args *a, int k)

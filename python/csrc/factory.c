@@ -158,20 +158,11 @@ static PyObject *finish(em_tensor *t, bool requires_grad)
     return emp_wrap(t);
 }
 
-static int check_device(emp_args *a, int k)
-{
-    if (a->has[k] && a->dev[k].type != EM_CPU) {
-        PyErr_Format(PyExc_RuntimeError, "device cuda is not available in this build of Ember");
-        return -1;
-    }
-    return 0;
-}
-
 #define DEVICE_KW "dtype? dtype=None, device? device=None, bool requires_grad=False, object layout=None, bool pin_memory=False"
 
 EMP_BIND(tensor, "tensor(object data, *, " DEVICE_KW ")")
 {
-    if (check_device(a, 2)) return NULL;
+    if (emp_check_cpu(a, 2)) return NULL;
     return finish(emp_tensor_from_object(a->obj[0], emp_dtype_arg(a, 1)), a->i[3]);
 }
 
@@ -179,7 +170,7 @@ EMP_BIND(tensor, "tensor(object data, *, " DEVICE_KW ")")
  * dtype (the result shares its memory). */
 EMP_BIND(as_tensor, "as_tensor(object data, dtype? dtype=None, device? device=None)")
 {
-    if (check_device(a, 2)) return NULL;
+    if (emp_check_cpu(a, 2)) return NULL;
     if (emp_is_tensor(a->obj[0])) {
         em_tensor *t = emp_t(a->obj[0]);
         if (!a->has[1] || a->i[1] == em_dtype_of(t)) return Py_NewRef(a->obj[0]);
@@ -210,7 +201,7 @@ static em_dtype float_default(emp_args *a, int k) { return a->has[k] ? (em_dtype
 static PyObject *sized(emp_args *a, int kout, em_tensor *(*make)(int, const int64_t *, em_dtype), double fill_value,
                        bool use_fill)
 {
-    if (check_device(a, kout + 2)) return NULL;
+    if (emp_check_cpu(a, kout + 2)) return NULL;
     if (a->has[kout]) {
         em_tensor *out = a->t[kout];
         em_tensor *t = make(a->nlist[0], a->list[0], em_dtype_of(out));
@@ -231,7 +222,7 @@ EMP_BIND(empty, SIZED_SIG(empty, "") ) { return sized(a, 1, em_empty, 0, false);
 /* full: the dtype follows fill_value when not given (bool, int64, default float). */
 EMP_BIND(full, "full(int[] size, Number fill_value, *, Tensor? out=None, " DEVICE_KW ")")
 {
-    if (check_device(a, 4)) return NULL;
+    if (emp_check_cpu(a, 4)) return NULL;
     em_dtype dt = a->has[3] ? (em_dtype)a->i[3]
                 : PyBool_Check(a->obj[1]) ? EM_BOOL
                 : a->isint[1] ? EM_I64 : em_get_default_dtype();
@@ -248,24 +239,24 @@ EMP_BIND(full, "full(int[] size, Number fill_value, *, Tensor? out=None, " DEVIC
 
 #define LIKE_SIG(name, extra) #name "(Tensor input, " extra "*, " DEVICE_KW ", object memory_format=None)"
 static em_dtype like_dtype(emp_args *a, int k) { return a->has[k] ? (em_dtype)a->i[k] : EM_DTYPE_NONE; }
-EMP_BIND(zeros_like, LIKE_SIG(zeros_like, "")) { return check_device(a, 2) ? NULL : finish(em_zeros_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
-EMP_BIND(ones_like, LIKE_SIG(ones_like, "")) { return check_device(a, 2) ? NULL : finish(em_ones_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
-EMP_BIND(empty_like, LIKE_SIG(empty_like, "")) { return check_device(a, 2) ? NULL : finish(em_empty_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
+EMP_BIND(zeros_like, LIKE_SIG(zeros_like, "")) { return emp_check_cpu(a, 2) ? NULL : finish(em_zeros_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
+EMP_BIND(ones_like, LIKE_SIG(ones_like, "")) { return emp_check_cpu(a, 2) ? NULL : finish(em_ones_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
+EMP_BIND(empty_like, LIKE_SIG(empty_like, "")) { return emp_check_cpu(a, 2) ? NULL : finish(em_empty_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
 EMP_BIND(full_like, LIKE_SIG(full_like, "Number fill_value, "))
 {
-    return check_device(a, 3) ? NULL : finish(em_full_like(a->t[0], a->d[1], like_dtype(a, 2)), a->i[4]);
+    return emp_check_cpu(a, 3) ? NULL : finish(em_full_like(a->t[0], a->d[1], like_dtype(a, 2)), a->i[4]);
 }
 EMP_BIND(rand_like, LIKE_SIG(rand_like, ""))
 {
     em_tensor *t = a->t[0];
     em_dtype dt = a->has[1] ? (em_dtype)a->i[1] : em_dtype_of(t);
-    return check_device(a, 2) ? NULL : finish(em_rand(em_ndim(t), em_sizes(t), dt, NULL), a->i[3]);
+    return emp_check_cpu(a, 2) ? NULL : finish(em_rand(em_ndim(t), em_sizes(t), dt, NULL), a->i[3]);
 }
 EMP_BIND(randn_like, LIKE_SIG(randn_like, ""))
 {
     em_tensor *t = a->t[0];
     em_dtype dt = a->has[1] ? (em_dtype)a->i[1] : em_dtype_of(t);
-    return check_device(a, 2) ? NULL : finish(em_randn(em_ndim(t), em_sizes(t), dt, NULL), a->i[3]);
+    return emp_check_cpu(a, 2) ? NULL : finish(em_randn(em_ndim(t), em_sizes(t), dt, NULL), a->i[3]);
 }
 
 /* ---- ranges --------------------------------------------------------------------- */
@@ -278,7 +269,7 @@ EMP_BIND(arange, "arange(Number end, *, Tensor? out=None, " DEVICE_KW ")",
     int kout = one ? 1 : 3;
     double start = one ? 0 : a->d[0], end = one ? a->d[0] : a->d[1], step = one ? 1 : a->d[2];
     bool ints = one ? a->isint[0] : a->isint[0] && a->isint[1] && a->isint[2];
-    if (check_device(a, kout + 2)) return NULL;
+    if (emp_check_cpu(a, kout + 2)) return NULL;
     if (a->has[kout])
         return emp_status_self(ints ? em_arange_int_out(a->t[kout], (int64_t)start, (int64_t)end, (int64_t)step)
                                     : em_arange_out(a->t[kout], start, end, step),
@@ -291,14 +282,14 @@ EMP_BIND(arange, "arange(Number end, *, Tensor? out=None, " DEVICE_KW ")",
 
 EMP_BIND(linspace, "linspace(Number start, Number end, int steps, *, Tensor? out=None, " DEVICE_KW ")")
 {
-    if (check_device(a, 5)) return NULL;
+    if (emp_check_cpu(a, 5)) return NULL;
     if (a->has[3]) return emp_status_self(em_linspace_out(a->t[3], a->d[0], a->d[1], a->i[2]), a->obj[3]);
     return finish(em_linspace(a->d[0], a->d[1], a->i[2], emp_dtype_arg(a, 4)), a->i[6]);
 }
 
 EMP_BIND(logspace, "logspace(Number start, Number end, int steps, float base=10.0, *, Tensor? out=None, " DEVICE_KW ")")
 {
-    if (check_device(a, 6)) return NULL;
+    if (emp_check_cpu(a, 6)) return NULL;
     if (a->has[4]) return emp_status_self(em_logspace_out(a->t[4], a->d[0], a->d[1], a->i[2], a->d[3]), a->obj[4]);
     return finish(em_logspace(a->d[0], a->d[1], a->i[2], a->d[3], emp_dtype_arg(a, 5)), a->i[7]);
 }
@@ -306,7 +297,7 @@ EMP_BIND(logspace, "logspace(Number start, Number end, int steps, float base=10.
 EMP_BIND(eye, "eye(int n, int? m=None, *, Tensor? out=None, " DEVICE_KW ")")
 {
     int64_t m = a->has[1] ? a->i[1] : a->i[0];
-    if (check_device(a, 4)) return NULL;
+    if (emp_check_cpu(a, 4)) return NULL;
     if (a->has[2]) return emp_status_self(em_eye_out(a->t[2], a->i[0], m), a->obj[2]);
     return finish(em_eye(a->i[0], m, float_default(a, 3)), a->i[5]);
 }
@@ -317,7 +308,7 @@ EMP_BIND(eye, "eye(int n, int? m=None, *, Tensor? out=None, " DEVICE_KW ")")
     {                                                                                                   \
         em_generator *g = emp_generator_arg(a->obj[1]);                                                 \
         if (!g && PyErr_Occurred()) return NULL;                                                        \
-        if (check_device(a, 4)) return NULL;                                                            \
+        if (emp_check_cpu(a, 4)) return NULL;                                                            \
         if (a->has[2]) return emp_status_self(em_##name##_out(a->t[2], a->nlist[0], a->list[0], g), a->obj[2]); \
         return finish(em_##name(a->nlist[0], a->list[0], float_default(a, 3), g), a->i[5]);             \
     }

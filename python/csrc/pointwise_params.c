@@ -14,14 +14,10 @@ const char *const emp_pointwise_hidden[] = {"div_trunc", "div_floor", "clamp_min
 const char *const emp_function_only[] = {"logsigmoid", "relu6", "gelu", "silu", "mish", "softplus", "elu",
                                          "celu", "selu", "leaky_relu", "hardtanh", "hardsigmoid", "hardswish", NULL};
 
-/* out= or a new tensor, from one call site: OUT(k, call_out, call) */
-#define OUT(k, with_out, without) \
-    (a->has[k] ? emp_status_self(with_out, a->obj[k]) : emp_wrap(without))
-
 /* ---- add / sub with alpha ------------------------------------------------- */
 EMP_BIND(add, "add(Tensor input, TensorOrNumber other, *, Number alpha=1, Tensor? out=None)")
 {
-    return OUT(3, em_add_out(a->t[3], a->t[0], a->t[1], a->d[2]), em_add(a->t[0], a->t[1], a->d[2]));
+    return EMP_OUT(3, em_add_out(a->t[3], a->t[0], a->t[1], a->d[2]), em_add(a->t[0], a->t[1], a->d[2]));
 }
 EMP_BIND(add_, "add_(Tensor input, TensorOrNumber other, *, Number alpha=1)")
 {
@@ -29,7 +25,7 @@ EMP_BIND(add_, "add_(Tensor input, TensorOrNumber other, *, Number alpha=1)")
 }
 EMP_BIND(sub, "sub(Tensor input, TensorOrNumber other, *, Number alpha=1, Tensor? out=None)")
 {
-    return OUT(3, em_sub_out(a->t[3], a->t[0], a->t[1], a->d[2]), em_sub(a->t[0], a->t[1], a->d[2]));
+    return EMP_OUT(3, em_sub_out(a->t[3], a->t[0], a->t[1], a->d[2]), em_sub(a->t[0], a->t[1], a->d[2]));
 }
 EMP_BIND(sub_, "sub_(Tensor input, TensorOrNumber other, *, Number alpha=1)")
 {
@@ -70,7 +66,7 @@ EMP_BIND(div, "div(Tensor input, TensorOrNumber other, *, str? rounding_mode=Non
 {
     int r = rounding_mode(a, 2);
     if (r < 0) return NULL;
-    return OUT(3, div_out_fns[r](a->t[3], a->t[0], a->t[1]), div_fns[r](a->t[0], a->t[1]));
+    return EMP_OUT(3, div_out_fns[r](a->t[3], a->t[0], a->t[1]), div_fns[r](a->t[0], a->t[1]));
 }
 EMP_BIND(div_, "div_(Tensor input, TensorOrNumber other, *, str? rounding_mode=None)")
 {
@@ -80,7 +76,7 @@ EMP_BIND(div_, "div_(Tensor input, TensorOrNumber other, *, str? rounding_mode=N
 }
 EMP_BIND(floor_divide, "floor_divide(Tensor input, TensorOrNumber other, *, Tensor? out=None)")
 {
-    return OUT(2, em_div_floor_out(a->t[2], a->t[0], a->t[1]), em_div_floor(a->t[0], a->t[1]));
+    return EMP_OUT(2, em_div_floor_out(a->t[2], a->t[0], a->t[1]), em_div_floor(a->t[0], a->t[1]));
 }
 EMP_BIND(floor_divide_, "floor_divide_(Tensor input, TensorOrNumber other)")
 {
@@ -94,7 +90,7 @@ EMP_BIND(pow, "pow(Tensor input, TensorOrNumber exponent, *, Tensor? out=None)",
     em_tensor *base = a->t[0];
     if (a->sig == 1 && !(base = a->owned[a->nowned++] = a->isint[0] ? em_scalar_int(a->i[0]) : em_scalar_float(a->d[0])))
         return emp_raise();
-    return OUT(2, em_pow_out(a->t[2], base, a->t[1]), em_pow(base, a->t[1]));
+    return EMP_OUT(2, em_pow_out(a->t[2], base, a->t[1]), em_pow(base, a->t[1]));
 }
 EMP_BIND(pow_, "pow_(Tensor input, TensorOrNumber exponent)") { return emp_status_self(em_pow_(a->t[0], a->t[1]), a->obj[0]); }
 EMP_BIND(float_power, "float_power(Tensor input, TensorOrNumber exponent, *, Tensor? out=None)",
@@ -102,7 +98,7 @@ EMP_BIND(float_power, "float_power(Tensor input, TensorOrNumber exponent, *, Ten
 {
     em_tensor *base = a->t[0];
     if (a->sig == 1 && !(base = a->owned[a->nowned++] = em_scalar_float(a->d[0]))) return emp_raise();
-    return OUT(2, em_float_power_out(a->t[2], base, a->t[1]), em_float_power(base, a->t[1]));
+    return EMP_OUT(2, em_float_power_out(a->t[2], base, a->t[1]), em_float_power(base, a->t[1]));
 }
 EMP_BIND(float_power_, "float_power_(Tensor input, TensorOrNumber exponent)")
 {
@@ -176,7 +172,7 @@ EMP_BIND(clamp_max, "clamp_max(Tensor input, object max, *, Tensor? out=None)") 
     EMP_BIND(name, #name "(Tensor input" sig ", *, Tensor? out=None)")                                \
     {                                                                                                 \
         int k_out = emp_parser_##name.parsed[0].nparams - 1;                                          \
-        return OUT(k_out, em_##name##_out(a->t[k_out], a->t[0], __VA_ARGS__), em_##name(a->t[0], __VA_ARGS__)); \
+        return EMP_OUT(k_out, em_##name##_out(a->t[k_out], a->t[0], __VA_ARGS__), em_##name(a->t[0], __VA_ARGS__)); \
     }                                                                                                 \
     EMP_BIND(name##_, #name "_(Tensor input" sig ")")                                                 \
     {                                                                                                 \
@@ -203,7 +199,7 @@ EMP_BIND(gelu, "gelu(Tensor input, *, str approximate='none', Tensor? out=None)"
 {
     int m = gelu_mode(a);
     if (m < 0) return NULL;
-    return OUT(2, em_gelu_out(a->t[2], a->t[0], m), em_gelu(a->t[0], m));
+    return EMP_OUT(2, em_gelu_out(a->t[2], a->t[0], m), em_gelu(a->t[0], m));
 }
 EMP_BIND(gelu_, "gelu_(Tensor input, *, str approximate='none')")
 {
@@ -218,11 +214,11 @@ EMP_BIND(where, "where(Tensor condition)",
          "where(Tensor condition, TensorOrNumber input, TensorOrNumber other, *, Tensor? out=None)")
 {
     if (a->sig == 0) return emp_nonzero_tuple(a->t[0]);
-    return OUT(3, em_where_out(a->t[3], a->t[0], a->t[1], a->t[2]), em_where(a->t[0], a->t[1], a->t[2]));
+    return EMP_OUT(3, em_where_out(a->t[3], a->t[0], a->t[1], a->t[2]), em_where(a->t[0], a->t[1], a->t[2]));
 }
 EMP_BIND(lerp, "lerp(Tensor input, Tensor end, TensorOrNumber weight, *, Tensor? out=None)")
 {
-    return OUT(3, em_lerp_out(a->t[3], a->t[0], a->t[1], a->t[2]), em_lerp(a->t[0], a->t[1], a->t[2]));
+    return EMP_OUT(3, em_lerp_out(a->t[3], a->t[0], a->t[1], a->t[2]), em_lerp(a->t[0], a->t[1], a->t[2]));
 }
 EMP_BIND(lerp_, "lerp_(Tensor input, Tensor end, TensorOrNumber weight)")
 {
@@ -231,7 +227,7 @@ EMP_BIND(lerp_, "lerp_(Tensor input, Tensor end, TensorOrNumber weight)")
 #define ADDC(name)                                                                                    \
     EMP_BIND(name, #name "(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value=1, Tensor? out=None)") \
     {                                                                                                 \
-        return OUT(4, em_##name##_out(a->t[4], a->t[0], a->t[1], a->t[2], a->d[3]),                   \
+        return EMP_OUT(4, em_##name##_out(a->t[4], a->t[0], a->t[1], a->t[2], a->d[3]),                   \
                    em_##name(a->t[0], a->t[1], a->t[2], a->d[3]));                                    \
     }                                                                                                 \
     EMP_BIND(name##_, #name "_(Tensor input, Tensor tensor1, Tensor tensor2, *, Number value=1)")     \
