@@ -13,7 +13,7 @@ KFLAGS  := -O3 -fno-trapping-math
 LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lm -fopenmp
 B       := build
 
-SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c)
+SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c src/nn/*.c src/optim/*.c)
 TSRC := $(wildcard tests/c/*.c)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 

@@ -9,5 +9,12 @@
 #include "sort.h"
 #include "shape.h"
 #include "random.h"
+#include "conv.h"
+#include "pool.h"
+#include "norm.h"
+#include "loss.h"
+#include "rnn.h"
+#include "attention.h"
+#include "optim.h"
 #include "autograd.h"
 #endif

@@ -228,6 +228,15 @@ extern PyMethodDef emp_dlpack_functions[];
 extern PyBufferProcs emp_tensor_as_buffer;
 extern PyMethodDef emp_reduce_functions[], emp_reduce_methods[], emp_scan_functions[], emp_scan_methods[];
 extern PyMethodDef emp_sort_functions[], emp_sort_methods[], emp_linalg_functions[], emp_linalg_methods[];
+/* The nn and optim families: ember.<name> functions (where torch has them at the top
+ * level) and ember._C._nn functions (torch._C._nn's, and the rest F needs). */
+extern PyMethodDef emp_conv_functions[], emp_conv_nn[];
+extern PyMethodDef emp_pool_functions[], emp_pool_nn[];
+extern PyMethodDef emp_norm_functions[], emp_norm_nn[];
+extern PyMethodDef emp_loss_functions[], emp_loss_nn[];
+extern PyMethodDef emp_rnn_functions[], emp_rnn_nn[];
+extern PyMethodDef emp_attention_functions[], emp_attention_nn[];
+extern PyMethodDef emp_optim_functions[], emp_optim_nn[];
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);

@@ -142,13 +142,30 @@ static PyMethodDef settings[] = {
     {NULL},
 };
 
+static struct PyModuleDef nn_module_def = {
+    PyModuleDef_HEAD_INIT, .m_name = "ember._C._nn", .m_doc = "Ember's nn kernels (as torch._C._nn).", .m_size = -1,
+};
+
+/* ember._C._nn: the nn functions torch keeps out of its top level. */
+static int add_nn_module(PyObject *m, PyMethodDef *defs)
+{
+    PyObject *nn = PyModule_Create(&nn_module_def);
+    if (!nn) return -1;
+    if ((defs && PyModule_AddFunctions(nn, defs)) || PyModule_AddObjectRef(m, "_nn", nn)) {
+        Py_DECREF(nn);
+        return -1;
+    }
+    Py_DECREF(nn);
+    return 0;
+}
+
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, .m_name = "ember._C", .m_doc = "Ember's C core.", .m_size = -1,
 };
 
 PyMODINIT_FUNC PyInit__C(void)
 {
-    static emp_table functions, methods;
+    static emp_table functions, methods, nn_functions;
     emp_pointwise_tables(&functions, &methods, emp_pointwise_hidden);
     emp_table_add_all(&functions, emp_params_functions);
     emp_table_add_all(&methods, emp_params_methods);
@@ -181,12 +198,26 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&functions, emp_linalg_functions);
     emp_table_add_all(&methods, emp_linalg_methods);
     emp_table_add_all(&functions, settings);
+    emp_table_add_all(&functions, emp_conv_functions);
+    emp_table_add_all(&nn_functions, emp_conv_nn);
+    emp_table_add_all(&functions, emp_pool_functions);
+    emp_table_add_all(&nn_functions, emp_pool_nn);
+    emp_table_add_all(&functions, emp_norm_functions);
+    emp_table_add_all(&nn_functions, emp_norm_nn);
+    emp_table_add_all(&functions, emp_loss_functions);
+    emp_table_add_all(&nn_functions, emp_loss_nn);
+    emp_table_add_all(&functions, emp_rnn_functions);
+    emp_table_add_all(&nn_functions, emp_rnn_nn);
+    emp_table_add_all(&functions, emp_attention_functions);
+    emp_table_add_all(&nn_functions, emp_attention_nn);
+    emp_table_add_all(&functions, emp_optim_functions);
+    emp_table_add_all(&nn_functions, emp_optim_nn);
 
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     EmpTensorBase_Type.tp_methods = methods.defs;
     if (emp_dtype_init(m) || emp_tensor_init(m) || emp_generator_init(m) || emp_autograd_init(m) ||
-        PyModule_AddFunctions(m, functions.defs)) {
+        PyModule_AddFunctions(m, functions.defs) || add_nn_module(m, nn_functions.defs)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -53,3 +53,15 @@ def numel(input):
 
 def is_floating_point(input):
     return input.is_floating_point()
+
+
+# Subpackages load on first use (`ember.nn.Linear` without `import ember.nn`),
+# so that `import ember` stays fast.
+_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd')
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module('.' + name, __name__)
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -1,0 +1,3 @@
+"""ember.nn: modules, parameters, functional layers and initialisation (torch.nn's API)."""
+from .modules import *  # noqa: F401,F403
+from . import functional, init, utils  # noqa: F401

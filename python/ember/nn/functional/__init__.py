@@ -1,0 +1,9 @@
+"""ember.nn.functional (torch.nn.functional): one private file per family."""
+from ._activation import *  # noqa: F401,F403
+from ._linear import *  # noqa: F401,F403
+from ._conv import *  # noqa: F401,F403
+from ._pool import *  # noqa: F401,F403
+from ._norm import *  # noqa: F401,F403
+from ._loss import *  # noqa: F401,F403
+from ._rnn import *  # noqa: F401,F403
+from ._attention import *  # noqa: F401,F403

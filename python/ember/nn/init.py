@@ -1,0 +1,1 @@
+"""nn.init: PyTorch's initialisation functions."""

@@ -1,0 +1,1 @@
+"""nn.Parameter (written by the Module framework)."""

@@ -1,0 +1,1 @@
+"""ember.optim: optimizers whose update runs in C over a whole parameter group."""
