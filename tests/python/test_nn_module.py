@@ -699,3 +699,36 @@ def test_orthogonal_and_sparse():
     zeros = np.asarray(to_torch(t)) == 0
     assert (zeros.sum(0) >= 3).all()
     same_error(lambda m: m.nn.init.sparse_(m.empty(3), 0.1))
+
+
+# ---- nn.utils: convert_parameters, weight_norm -----------------------------------------
+def test_parameters_vector_round_trip():
+    torch.manual_seed(0)
+    tnet, enet = make_net(torch), make_net(ember)
+    copy_state(enet, tnet)
+    tvec = torch.nn.utils.parameters_to_vector(tnet.parameters())
+    evec = ember.nn.utils.parameters_to_vector(enet.parameters())
+    assert_same(evec, tvec)
+    new = rand(tvec.numel(), seed=9)
+    torch.nn.utils.vector_to_parameters(new, tnet.parameters())
+    ember.nn.utils.vector_to_parameters(to_ember(new), enet.parameters())
+    for (name, t), (_, e) in zip(tnet.named_parameters(), enet.named_parameters()):
+        assert_same(e.detach(), t.detach())
+    same_error(lambda m: m.nn.utils.vector_to_parameters([1.0], m.nn.Linear(1, 1).parameters()))
+
+
+@pytest.mark.parametrize('dim', [0, 1, None, -2])
+def test_weight_norm(dim):
+    x = rand(5, 3, seed=11)
+
+    def make(m):
+        return m.nn.utils.weight_norm(m.nn.Linear(3, 4), dim=dim)
+    emod, tmod = check_module(make, x)
+    assert list(emod.state_dict()) == list(tmod.state_dict()) == ['bias', 'weight_g', 'weight_v']
+    assert emod.weight_g.shape == tmod.weight_g.shape
+    ember.nn.utils.remove_weight_norm(emod)
+    torch.nn.utils.remove_weight_norm(tmod)
+    assert list(emod.state_dict()) == ['bias', 'weight'] and isinstance(emod.weight, ember.nn.Parameter)
+    assert_same(emod.weight.detach(), tmod.weight.detach())
+    same_error(lambda m: m.nn.utils.remove_weight_norm(m.nn.Linear(1, 1)))
+    same_error(lambda m: m.nn.utils.weight_norm(m.nn.utils.weight_norm(m.nn.Linear(1, 1))))

@@ -14,8 +14,7 @@ from ...autograd.grad_mode import no_grad
 from ...utils import hooks
 from ..parameter import Parameter
 
-__all__ = ['Module', 'register_module_forward_pre_hook', 'register_module_forward_hook',
-           'register_module_full_backward_hook']
+__all__ = ['Module']  # the global hook functions live here only (as in torch.nn.modules.module)
 
 # Hooks that run for every module (debugging and profiling aids).
 _global_backward_hooks = OrderedDict()
@@ -675,7 +674,8 @@ class Module:
         return ''
 
     def __repr__(self):
-        extra_lines = self.extra_repr().split('\n') if self.extra_repr() else []
+        extra = self.extra_repr()
+        extra_lines = extra.split('\n') if extra else []
         child_lines = [f'({key}): ' + _addindent(repr(module), 2) for key, module in self._modules.items()]
         lines = extra_lines + child_lines
         main = self._get_name() + '('
