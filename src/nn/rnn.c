@@ -174,8 +174,8 @@ em_status em_rnn_check_cell(const char *op, int G, const em_tensor *input, const
             return em_fail(EM_ERR_SHAPE, "Input batch size %lld doesn't match hidden%d batch size %lld",
                            (long long)input->sizes[0], k, (long long)s->sizes[0]);
         if (s->sizes[1] != (k ? H : P))
-            return em_fail(EM_ERR_SHAPE, "hidden%d has inconsistent hidden_size: got %lld, expected %lld", k,
-                           (long long)s->sizes[1], (long long)(k ? H : P));
+            return em_fail(EM_ERR_SHAPE, "hidden0 has inconsistent hidden_size: got %lld, expected %lld",
+                           (long long)s->sizes[1], (long long)(k ? H : P)); /* PyTorch says hidden0 for cx too */
     }
     const em_tensor *rows[] = {w->w_ih, w->w_hh, w->b_ih, w->b_hh};
     const char *rnames[] = {"w_ih", "w_hh", "b_ih", "b_hh"};

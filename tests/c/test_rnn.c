@@ -198,7 +198,7 @@ TEST(rnn_cell_errors)
     CHECK_ERR(em_lstm_cell(x, h2, h, wi, wh, NULL, NULL, &hy, &cy), EM_ERR_SHAPE);
     CHECK(strstr(em_last_error(), "Input batch size 3 doesn't match hidden0 batch size 2"));
     CHECK_ERR(em_lstm_cell(x, h, h6, wi, wh, NULL, NULL, &hy, &cy), EM_ERR_SHAPE);
-    CHECK(strstr(em_last_error(), "hidden1 has inconsistent hidden_size: got 6, expected 5"));
+    CHECK(strstr(em_last_error(), "hidden0 has inconsistent hidden_size: got 6, expected 5"));
     CHECK_ERR(em_lstm_cell(x1, h, h, wi, wh, NULL, NULL, &hy, &cy), EM_ERR_INDEX);
     CHECK_ERR(em_lstm_cell(xd, h, h, wi, wh, NULL, NULL, &hy, &cy), EM_ERR_DTYPE);
     CHECK_ERR(em_lstm_cell(x, h, h, wi, wh, b7, NULL, &hy, &cy), EM_ERR_SHAPE);

@@ -1,1 +1,2 @@
 """ember.nn.utils."""
+from . import rnn  # noqa: F401
