@@ -22,10 +22,12 @@ em_status norm_check_param_dtype(const em_tensor *p, const em_tensor *x, const c
 em_tensor *norm_param(const em_tensor *p, em_dtype dt, int ndim, const int64_t *sizes, double fill)
 {
     if (!p) return em_full(ndim, sizes, fill, dt);
-    em_tensor *c = em_to_dtype(p, dt), *s = c ? em_reshape(c, ndim, sizes) : NULL;
-    em_tensor *r = s ? em_contiguous(s) : NULL;
+    /* contiguous first: a view of an expanded parameter that requires grad is refused */
+    em_tensor *c = em_to_dtype(p, dt), *k = c ? em_contiguous(c) : NULL, *r = NULL;
+    if (k) r = k->ndim == ndim && !memcmp(k->sizes, sizes, ndim * sizeof *sizes) ? em_retain(k)
+                                                                                  : em_reshape(k, ndim, sizes);
     em_release(c);
-    em_release(s);
+    em_release(k);
     return r;
 }
 
