@@ -59,13 +59,55 @@ EMP_BIND(local_response_norm,
     return emp_wrap(em_local_response_norm(a->t[0], a->i[1], a->d[2], a->d[3], a->d[4]));
 }
 
+/* The backward ops (Ember's own names; PyTorch keeps its native_*_backward
+ * out of the torch namespace): a tuple of three gradients, None where
+ * output_mask is 0. */
+static PyObject *backward_result(em_status st, em_tensor **g)
+{
+    return st ? emp_raise() : emp_wrap_tuple(3, g);
+}
+static void mask_of(emp_args *a, int k, bool *mask)
+{
+    for (int j = 0; j < 3; j++) mask[j] = a->list[k][j] != 0;
+}
+
+EMP_BIND(batch_norm_backward, "batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean, "
+                              "Tensor save_invstd, bool train, int[3] output_mask=1)")
+{
+    em_tensor *g[3];
+    bool mask[3];
+    mask_of(a, 6, mask);
+    return backward_result(em_batch_norm_backward(g, mask, a->t[0], a->t[1], T(2), a->t[3], a->t[4], a->i[5]), g);
+}
+
+EMP_BIND(layer_norm_backward, "layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, "
+                              "Tensor mean, Tensor rstd, Tensor? weight, int[3] output_mask=1)")
+{
+    em_tensor *g[3];
+    bool mask[3];
+    mask_of(a, 6, mask);
+    return backward_result(em_layer_norm_backward(g, mask, a->t[0], a->t[1], a->nlist[2], a->list[2], a->t[3],
+                                                  a->t[4], T(5)), g);
+}
+
+EMP_BIND(group_norm_backward, "group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, "
+                              "Tensor? weight, int group, int[3] output_mask=1)")
+{
+    em_tensor *g[3];
+    bool mask[3];
+    mask_of(a, 6, mask);
+    return backward_result(em_group_norm_backward(g, mask, a->t[0], a->t[1], a->t[2], a->t[3], T(4), a->i[5]), g);
+}
+
 PyMethodDef emp_norm_functions[] = {
     EMP_FUNCTION(batch_norm), EMP_FUNCTION(native_batch_norm), EMP_FUNCTION(instance_norm),
     EMP_FUNCTION(layer_norm), EMP_FUNCTION(native_layer_norm), EMP_FUNCTION(group_norm),
-    EMP_FUNCTION(native_group_norm), {NULL},
+    EMP_FUNCTION(native_group_norm), EMP_FUNCTION(batch_norm_backward), EMP_FUNCTION(layer_norm_backward),
+    EMP_FUNCTION(group_norm_backward),
+    /* not in torch's namespace (F.local_response_norm is), but reachable like every table op */
+    EMP_FUNCTION(local_response_norm), {NULL},
 };
 
 PyMethodDef emp_norm_nn[] = {
-    EMP_FUNCTION(local_response_norm),
     {NULL},
 };

@@ -168,3 +168,24 @@ def test_module_errors_and_state_dict():
     # init: ones and zeros, zero/one buffers
     assert bool((bn.weight == 1).all()) and bool((bn.bias == 0).all())
     assert bool((fresh.running_var == 1).all()) and fresh.num_batches_tracked.dtype == ember.int64
+
+
+def test_backward_ops_direct():
+    x, dy = rand(4, 3, 5, dtype='float64', seed=30), rand(4, 3, 5, dtype='float64', seed=31)
+    w = rand(3, dtype='float64', seed=32)
+    tx = x.clone().requires_grad_()
+    tw = w.clone().requires_grad_()
+    y = torch.batch_norm(tx, tw, None, None, None, True, 0.1, 1e-5, False)
+    want = torch.autograd.grad(y, (tx, tw), dy)
+    ex, ew = to_ember(x), to_ember(w)
+    _, mean, invstd = ember.native_batch_norm(ex, ew, None, None, None, True, 0.1, 1e-5)
+    gx, gw, gb = ember.batch_norm_backward(to_ember(dy), ex, ew, mean, invstd, True, [1, 1, 0])
+    assert gb is None
+    assert_same(gx, want[0])
+    assert_same(gw, want[1])
+    _, mean, rstd = ember.native_layer_norm(ex, [5], None, None, 1e-5)
+    gx, gw, gb = ember.layer_norm_backward(to_ember(dy), ex, [5], mean, rstd, None, [1, 0, 0])
+    assert_same(gx, torch.autograd.grad(torch.layer_norm(tx, [5]), tx, dy)[0])
+    _, mean, rstd = ember.native_group_norm(ex, None, None, 4, 3, 5, 3, 1e-5)
+    gx, gw, gb = ember.group_norm_backward(to_ember(dy), ex, mean, rstd, None, 3, [1, 0, 0])
+    assert_same(gx, torch.autograd.grad(torch.group_norm(tx, 3), tx, dy)[0])

@@ -68,4 +68,4 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         raise ValueError("Expected 3D or higher dimensionality input (got {} dimensions)".format(input.dim()))
     if input.numel() == 0:
         return input
-    return ember._C._nn.local_response_norm(input, size, alpha, beta, k)
+    return ember.local_response_norm(input, size, alpha, beta, k)
