@@ -16,5 +16,6 @@
 #include "rnn.h"
 #include "attention.h"
 #include "optim.h"
+#include "nnact.h"
 #include "autograd.h"
 #endif
