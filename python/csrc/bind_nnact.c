@@ -1,8 +1,9 @@
 /* Bindings of the nn activation family (include/ember/nnact.h): ember.*
  * functions where torch has them at the top level (threshold, prelu, rrelu,
  * dropout and its variants, embedding, distances, the in-place activations
- * torch.relu_ / selu_ / celu_), the rest in ember._C._nn as in torch._C._nn
- * (glu, softshrink, the in-place elu_ / leaky_relu_ / hardtanh_ ...). */
+ * torch.relu_ / selu_ / celu_; softshrink too, like the table's other
+ * activations), the rest in ember._C._nn as in torch._C._nn (glu,
+ * softshrink, the in-place elu_ / leaky_relu_ / hardtanh_ ...). */
 #include "emp.h"
 
 /* ---- activations -------------------------------------------------------------- */
@@ -127,7 +128,8 @@ EMP_BIND(pairwise_distance, "pairwise_distance(Tensor x1, Tensor x2, float p=2, 
 }
 
 PyMethodDef emp_nnact_functions[] = {
-    EMP_FUNCTION(threshold), EMP_FUNCTION(threshold_), EMP_FUNCTION(hardshrink), EMP_FUNCTION(prelu),
+    EMP_FUNCTION(threshold), EMP_FUNCTION(threshold_), EMP_FUNCTION(hardshrink), EMP_FUNCTION(softshrink),
+    EMP_FUNCTION(prelu),
     EMP_FUNCTION(rrelu), EMP_FUNCTION(rrelu_), EMP_FUNCTION(relu_), EMP_FUNCTION(selu_), EMP_FUNCTION(celu_),
     EMP_FUNCTION(dropout), EMP_FUNCTION(dropout_), EMP_FUNCTION(feature_dropout), EMP_FUNCTION(feature_dropout_),
     EMP_FUNCTION(alpha_dropout), EMP_FUNCTION(alpha_dropout_), EMP_FUNCTION(feature_alpha_dropout),

@@ -115,10 +115,12 @@ def hardsigmoid(input, inplace=False):
 
 
 def sigmoid(input):
+    warnings.warn("nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.")
     return input.sigmoid()
 
 
 def tanh(input):
+    warnings.warn("nn.functional.tanh is deprecated. Use torch.tanh instead.")
     return input.tanh()
 
 
