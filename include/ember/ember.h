@@ -17,5 +17,6 @@
 #include "attention.h"
 #include "nn.h"
 #include "optim.h"
+#include "nnact.h"
 #include "autograd.h"
 #endif

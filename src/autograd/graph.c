@@ -156,7 +156,7 @@ em_tensor *em_node_unpack_output(const em_node *n, int k)
 {
     const em_tensor *y = em_saved_unpack(n, &n->out[k], "output");
     if (!y) return NULL;
-    if (!em_grad_mode()) return em_retain((em_tensor *)y);
+    if (!em_grad_mode() || !em_dtype_is_float(em_dtype_of(y))) return em_retain((em_tensor *)y); /* no history */
     em_tensor *r = em_detach(y);
     if (r && em_set_history(r, (em_node *)n, k)) {
         em_release(r);

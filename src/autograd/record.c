@@ -155,11 +155,9 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
         em_tensor *out = c->out[j];
         if (!out) continue;
         em_geometry_of(&n->out_geom[j], out);
-        if (!em_dtype_is_float((em_dtype)out->dtype)) {
-            cut_history(out);
-            continue;
-        }
-        if ((st = writes_view(c, j) ? em_rebase_view(out, n, j) : em_set_history(out, n, j))) break;
+        bool differentiable = em_dtype_is_float((em_dtype)out->dtype);
+        if (!differentiable) cut_history(out); /* (a formula may still save it: dropout's mask) */
+        else if ((st = writes_view(c, j) ? em_rebase_view(out, n, j) : em_set_history(out, n, j))) break;
         if (saves & EM_SAVE_OUT(j)) {
             if (!(n->out[j].t = alias(out))) {
                 st = em_error_code();
