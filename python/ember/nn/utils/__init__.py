@@ -1,1 +1,3 @@
 """ember.nn.utils."""
+from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+from .weight_norm import weight_norm, remove_weight_norm  # noqa: F401
