@@ -292,3 +292,68 @@ def test_shuffles():
     check_raises(lambda x, m: F(m).pixel_shuffle(x[0, 0], 2), x)
     check_raises(lambda x, m: F(m).pixel_unshuffle(x, 3), x)
     check_raises(lambda x, m: m.channel_shuffle(x, 3), x)
+
+
+# ---- modules ------------------------------------------------------------------------------
+from nn_helpers import check_module  # noqa: E402
+
+MODULES = [
+    (lambda m: m.nn.MaxPool1d(3, 2, 1), (2, 3, 9)),
+    (lambda m: m.nn.MaxPool2d(2), (2, 3, 8, 8)),
+    (lambda m: m.nn.MaxPool2d((3, 2), stride=(2, 1), padding=1, dilation=(1, 2), ceil_mode=True), (3, 9, 9)),
+    (lambda m: m.nn.MaxPool2d(2, return_indices=True), (2, 3, 8, 8)),
+    (lambda m: m.nn.MaxPool3d(2, padding=1), (1, 2, 5, 4, 4)),
+    (lambda m: m.nn.AvgPool1d(3, 2, 1, count_include_pad=False), (2, 3, 9)),
+    (lambda m: m.nn.AvgPool2d(3, 2, 1, ceil_mode=True), (2, 3, 9, 8)),
+    (lambda m: m.nn.AvgPool2d((2, 3), divisor_override=4), (3, 8, 8)),
+    (lambda m: m.nn.AvgPool3d(2, stride=1), (1, 2, 4, 4, 4)),
+    (lambda m: m.nn.AdaptiveAvgPool1d(4), (2, 3, 9)),
+    (lambda m: m.nn.AdaptiveAvgPool2d((1, 1)), (2, 8, 7, 7)),
+    (lambda m: m.nn.AdaptiveAvgPool2d((None, 3)), (2, 3, 5, 7)),
+    (lambda m: m.nn.AdaptiveAvgPool3d(2), (1, 2, 4, 5, 3)),
+    (lambda m: m.nn.AdaptiveMaxPool1d(4), (2, 3, 9)),
+    (lambda m: m.nn.AdaptiveMaxPool2d((3, 2), return_indices=True), (2, 3, 7, 5)),
+    (lambda m: m.nn.LPPool1d(2, 3, 2), (2, 3, 9)),
+    (lambda m: m.nn.LPPool2d(1.5, (2, 3)), (2, 3, 8, 9)),
+    (lambda m: m.nn.ZeroPad2d((1, 2, 0, 3)), (2, 3, 4, 5)),
+    (lambda m: m.nn.ConstantPad1d(2, 3.5), (2, 3, 4)),
+    (lambda m: m.nn.ConstantPad2d((1, -1, 2, 0), -1.0), (2, 3, 4, 5)),
+    (lambda m: m.nn.ConstantPad3d(1, 0.0), (2, 3, 4, 5)),
+    (lambda m: m.nn.ReflectionPad1d((2, 1)), (2, 3, 4)),
+    (lambda m: m.nn.ReflectionPad2d(2), (3, 4, 5)),
+    (lambda m: m.nn.ReflectionPad3d(1), (1, 2, 3, 4, 5)),
+    (lambda m: m.nn.ReplicationPad1d(3), (2, 3, 4)),
+    (lambda m: m.nn.ReplicationPad2d((1, 2, 3, 4)), (2, 3, 4, 5)),
+    (lambda m: m.nn.ReplicationPad3d(2), (2, 3, 4, 5)),
+    (lambda m: m.nn.Upsample(scale_factor=2), (2, 3, 4, 5)),
+    (lambda m: m.nn.Upsample(size=(5, 7), mode="bilinear"), (2, 3, 4, 5)),
+    (lambda m: m.nn.Upsample(scale_factor=(1.5, 2, 2.5), mode="trilinear", align_corners=True), (1, 2, 3, 4, 5)),
+    (lambda m: m.nn.Upsample(size=7, mode="linear"), (2, 3, 4)),
+    (lambda m: m.nn.UpsamplingNearest2d(scale_factor=3), (2, 3, 4, 5)),
+    (lambda m: m.nn.UpsamplingBilinear2d(size=(6, 9)), (2, 3, 4, 5)),
+    (lambda m: m.nn.PixelShuffle(2), (2, 8, 3, 4)),
+    (lambda m: m.nn.PixelUnshuffle(2), (2, 2, 4, 6)),
+]
+
+
+@pytest.mark.parametrize("make,shape", MODULES)
+def test_modules(make, shape):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        emod, tmod = check_module(make, rand(*shape, dtype="float64", seed=len(shape)))
+    assert repr(emod) == repr(tmod)
+
+
+def test_module_channel_shuffle_and_unpool():
+    emod, tmod = check_module(lambda m: m.nn.ChannelShuffle(2), rand(2, 4, 3, 3), grad=False)
+    assert repr(emod) == repr(tmod)
+    x = rand(2, 3, 8, 8, dtype="float64")
+    y, i = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+    for nd, unpool in [(1, "MaxUnpool1d"), (2, "MaxUnpool2d")]:
+        yy, ii = (y, i) if nd == 2 else torch.nn.functional.max_pool1d(x[0], 2, return_indices=True)
+        emod, tmod = check_module(lambda m: getattr(m.nn, unpool)(2), yy, ii)
+        assert repr(emod) == repr(tmod)
+    emod, tmod = check_module(lambda m: m.nn.MaxUnpool2d(2), y, i,
+                              forward=lambda mod, y, i: mod(y, i, output_size=(9, 9)))
+    assert repr(ember.nn.MaxUnpool3d(2, 1)) == repr(torch.nn.MaxUnpool3d(2, 1))
+    assert repr(ember.nn.AdaptiveMaxPool3d((1, None, 2))) == repr(torch.nn.AdaptiveMaxPool3d((1, None, 2)))
