@@ -113,6 +113,40 @@ EMP_BIND(upsample_linear, "upsample_linear(Tensor input, int[] output_size, bool
     return emp_wrap(em_upsample_linear(a->t[0], a->list[1], a->i[2], scales));
 }
 
+/* ---- ember._C._nn: the backward ops (as torch._C._nn's *_backward) ---------------------- */
+EMP_BIND(avg_pool_backward, "avg_pool_backward(Tensor grad_output, Tensor input, int nd, int[] kernel_size, "
+                            "int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, "
+                            "int? divisor_override)")
+{
+    em_pool_params p;
+    if (pool_params(a, (int)a->i[2], 3, 4, 5, -1, &p)) return NULL;
+    p.ceil_mode = a->i[6], p.count_include_pad = a->i[7];
+    p.divisor_override = a->has[8] ? a->i[8] : 0;
+    return emp_wrap(em_avg_pool_backward(a->t[0], &p, em_ndim(a->t[1]), em_sizes(a->t[1])));
+}
+EMP_BIND(adaptive_avg_pool_backward, "adaptive_avg_pool_backward(Tensor grad_output, Tensor input, int nd)")
+{
+    return emp_wrap(em_adaptive_avg_pool_backward(a->t[0], (int)a->i[2], em_ndim(a->t[1]), em_sizes(a->t[1])));
+}
+EMP_BIND(pad_backward, "pad_backward(Tensor grad_output, Tensor input, int[] pad, str mode)")
+{
+    em_pad_mode m;
+    if (pad_mode(a->s[3], &m)) return NULL;
+    return emp_wrap(em_pad_backward(a->t[0], a->nlist[2], a->list[2], m, em_ndim(a->t[1]), em_sizes(a->t[1])));
+}
+EMP_BIND(upsample_nearest_backward, "upsample_nearest_backward(Tensor grad_output, int[] input_size, float s0=0, "
+                                    "float s1=0, float s2=0)")
+{
+    const double scales[3] = {a->d[2], a->d[3], a->d[4]};
+    return emp_wrap(em_upsample_nearest_backward(a->t[0], a->nlist[1], a->list[1], scales));
+}
+EMP_BIND(upsample_linear_backward, "upsample_linear_backward(Tensor grad_output, int[] input_size, "
+                                   "bool align_corners, float s0=0, float s1=0, float s2=0)")
+{
+    const double scales[3] = {a->d[3], a->d[4], a->d[5]};
+    return emp_wrap(em_upsample_linear_backward(a->t[0], a->nlist[1], a->list[1], a->i[2], scales));
+}
+
 /* ---- ember.*: PyTorch's top-level names ------------------------------------------------- */
 #define TOP_MAX_POOL(N)                                                                              \
     EMP_BIND(max_pool##N##d, "max_pool" #N "d(Tensor input, int[" #N "] kernel_size, int[" #N "]? stride=None, " \
@@ -175,5 +209,7 @@ PyMethodDef emp_pool_functions[] = {
 PyMethodDef emp_pool_nn[] = {
     EMP_FUNCTION(max_pool),         EMP_FUNCTION(avg_pool),        EMP_FUNCTION(adaptive_avg_pool),
     EMP_FUNCTION(adaptive_max_pool), EMP_FUNCTION(max_unpool),     EMP_FUNCTION(pad),
-    EMP_FUNCTION(upsample_nearest), EMP_FUNCTION(upsample_linear), {NULL},
+    EMP_FUNCTION(upsample_nearest), EMP_FUNCTION(upsample_linear), EMP_FUNCTION(avg_pool_backward),
+    EMP_FUNCTION(adaptive_avg_pool_backward), EMP_FUNCTION(pad_backward), EMP_FUNCTION(upsample_nearest_backward),
+    EMP_FUNCTION(upsample_linear_backward), {NULL},
 };

@@ -357,3 +357,24 @@ def test_module_channel_shuffle_and_unpool():
                               forward=lambda mod, y, i: mod(y, i, output_size=(9, 9)))
     assert repr(ember.nn.MaxUnpool3d(2, 1)) == repr(torch.nn.MaxUnpool3d(2, 1))
     assert repr(ember.nn.AdaptiveMaxPool3d((1, None, 2))) == repr(torch.nn.AdaptiveMaxPool3d((1, None, 2)))
+
+
+def test_backward_ops_bound_in_nn():
+    nn = ember._C._nn
+    x = to_ember(rand(2, 3, 6, 5, dtype="float64"))
+    g = to_ember(rand(2, 3, 4, 3, dtype="float64"))
+    tx = torch.tensor(x.numpy())
+    tg = torch.tensor(g.numpy())
+    want = torch.ops.aten.avg_pool2d_backward(tg, tx, [2, 2], [2, 2], [1, 1], False, True, None)
+    assert torch.allclose(torch.tensor(nn.avg_pool_backward(g, x, 2, [2], [2], [1], False, True, None).numpy()), want)
+    want = torch.ops.aten._adaptive_avg_pool2d_backward(tg, tx)
+    assert torch.allclose(torch.tensor(nn.adaptive_avg_pool_backward(g, x, 2).numpy()), want)
+    tg2 = torch.ones(2, 3, 8, 7, dtype=torch.float64)
+    want = torch.ops.aten.reflection_pad2d_backward(tg2, tx, [1, 1, 1, 1])
+    got = nn.pad_backward(to_ember(tg2), x, [1, 1, 1, 1], "reflect")
+    assert torch.allclose(torch.tensor(got.numpy()), want)
+    want = torch.ops.aten.upsample_nearest2d_backward(tg2, [8, 7], [2, 3, 6, 5])
+    assert torch.allclose(torch.tensor(nn.upsample_nearest_backward(to_ember(tg2), [2, 3, 6, 5]).numpy()), want)
+    want = torch.ops.aten.upsample_bilinear2d_backward(tg2, [8, 7], [2, 3, 6, 5], True)
+    got = nn.upsample_linear_backward(to_ember(tg2), [2, 3, 6, 5], True)
+    assert torch.allclose(torch.tensor(got.numpy()), want)
