@@ -1,5 +1,11 @@
 /* Ember's pooling, padding, upsampling, pixel/channel shuffle: the hand-declared C API of the
- * EM_OP entries in ops/pool.def. */
+ * EM_OP entries in ops/pool.def (op layer in src/nn/pool*.c, pad.c, upsample.c).
+ *
+ * Shapes: an op over `nd` spatial dims (1, 2 or 3) takes (N, C, *spatial) or, without the
+ * batch dim, (C, *spatial), as PyTorch does; results keep the input's form. float32 and
+ * float64 (bfloat16 computes through float32); other dtypes fail with EM_ERR_DTYPE.
+ * Every function returns a NEW reference (NULL on error: em_last_error() says why; shapes and
+ * arguments are checked with PyTorch's messages); tensor arguments are borrowed. */
 #ifndef EMBER_POOL_H
 #define EMBER_POOL_H
 
@@ -8,6 +14,66 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A pooling window over `nd` spatial dims. Zero-initialise it and set what you need:
+ * a stride of 0 means "the kernel size" (PyTorch's stride=None); dilation 0 means 1. */
+typedef struct em_pool_params {
+    int nd;                      /* 1, 2 or 3 */
+    int64_t kernel[3], stride[3], padding[3], dilation[3];
+    bool ceil_mode;
+    bool count_include_pad;      /* avg_pool: pad cells count in the divisor */
+    int64_t divisor_override;    /* avg_pool: 0: none */
+} em_pool_params;
+
+/* Max pooling. *indices (when not NULL) receives int64 indices of each maximum in its
+ * plane's flattened spatial input (PyTorch's return_indices). Differentiable in x. */
+em_tensor *em_max_pool(const em_tensor *x, const em_pool_params *p, em_tensor **indices);
+/* Average pooling (count_include_pad, divisor_override, ceil_mode as in PyTorch). */
+em_tensor *em_avg_pool(const em_tensor *x, const em_pool_params *p);
+/* Gradient of avg_pool: grad (shaped like its output) spread over an input of `input_sizes`
+ * (ndim dims). Differentiable (its own gradient is avg_pool). */
+em_tensor *em_avg_pool_backward(const em_tensor *grad, const em_pool_params *p, int ndim,
+                                const int64_t *input_sizes);
+
+/* Adaptive pools: the output has spatial sizes output_size[0..nd); window i of a dim of input
+ * size n spans [floor(i*n/o), ceil((i+1)*n/o)). */
+em_tensor *em_adaptive_avg_pool(const em_tensor *x, int nd, const int64_t *output_size);
+/* Gradient of adaptive_avg_pool over nd spatial dims onto an input of `input_sizes` (ndim dims). */
+em_tensor *em_adaptive_avg_pool_backward(const em_tensor *grad, int nd, int ndim, const int64_t *input_sizes);
+em_tensor *em_adaptive_max_pool(const em_tensor *x, int nd, const int64_t *output_size, em_tensor **indices);
+
+/* Inverse of max_pool: x's values put at `indices` (int64, x's shape) in zeros of spatial size
+ * output_size[0..nd) (NULL: the default (in - 1) * stride - 2 * padding + kernel of p, with p
+ * giving kernel/stride/padding). Indices out of range are an error. */
+em_tensor *em_max_unpool(const em_tensor *x, const em_tensor *indices, const em_pool_params *p,
+                         const int64_t *output_size);
+
+/* ---- padding --------------------------------------------------------------------------- */
+typedef enum em_pad_mode { EM_PAD_CONSTANT, EM_PAD_REFLECT, EM_PAD_REPLICATE, EM_PAD_CIRCULAR } em_pad_mode;
+/* PyTorch's F.pad: pads[2k], pads[2k+1] pad the last-but-k dim before and after; npad is even
+ * and at most 2 * ndim. Constant mode fills `value` and takes negative pads (cropping); the
+ * other modes pad the last 1 to 3 dims of a (batched or not) input, as PyTorch allows. */
+em_tensor *em_pad(const em_tensor *x, int npad, const int64_t *pads, em_pad_mode mode, double value);
+/* Gradient of a reflect/replicate/circular em_pad: grad summed back onto `input_sizes`. */
+em_tensor *em_pad_backward(const em_tensor *grad, int npad, const int64_t *pads, em_pad_mode mode, int ndim,
+                           const int64_t *input_sizes);
+
+/* ---- upsampling -------------------------------------------------------------------------
+ * x is (N, C, *spatial) with nd = ndim - 2 spatial dims (PyTorch's upsample_* need the batch
+ * dim). scales (may be NULL; an entry <= 0 means none) are the user's scale factors: when
+ * given, the source coordinate uses 1/scale as PyTorch does; else in/out. */
+em_tensor *em_upsample_nearest(const em_tensor *x, const int64_t *output_size, const double *scales);
+em_tensor *em_upsample_nearest_backward(const em_tensor *grad, int ndim, const int64_t *input_sizes,
+                                        const double *scales);
+em_tensor *em_upsample_linear(const em_tensor *x, const int64_t *output_size, bool align_corners,
+                              const double *scales);
+em_tensor *em_upsample_linear_backward(const em_tensor *grad, int ndim, const int64_t *input_sizes,
+                                       bool align_corners, const double *scales);
+
+/* ---- shuffles (views and reshapes: differentiable through their parts) ------------------ */
+em_tensor *em_pixel_shuffle(const em_tensor *x, int64_t upscale_factor);
+em_tensor *em_pixel_unshuffle(const em_tensor *x, int64_t downscale_factor);
+em_tensor *em_channel_shuffle(const em_tensor *x, int64_t groups);
 
 #ifdef __cplusplus
 }

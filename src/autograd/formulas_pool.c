@@ -1,0 +1,86 @@
+/* Backward formulas of the pool family's linear ops (src/nn/pool*.c, pad.c, upsample.c): each
+ * op and its backward op are adjoints, so each one's gradient is the other applied to the
+ * incoming gradient, and both are differentiable again. Params come from the call (see
+ * src/nn/pool_call.h); sizes from the node's input geometry. Max pools have no formula:
+ * their recorded values are a gather (EM_F_GRAD_PARTS). */
+#include "autograd.h"
+#include "../nn/pool_call.h"
+#include "ember/ember.h"
+
+#define IN (n->in_geom[0])
+#define P(k) (n->call.i[k])
+
+EM_BACKWARD(avg_pool, 0)
+{
+    em_arena a = {0};
+    em_pool_params p = em_pool_params_of_call(&n->call);
+    GRAD(0, X(em_avg_pool_backward(G, &p, IN.ndim, IN.sizes)));
+    DONE();
+}
+
+EM_BACKWARD(avg_pool_backward, 0)
+{
+    em_arena a = {0};
+    em_pool_params p = em_pool_params_of_call(&n->call);
+    GRAD(0, X(em_avg_pool(G, &p)));
+    DONE();
+}
+
+EM_BACKWARD(adaptive_avg_pool, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_adaptive_avg_pool_backward(G, (int)P(0), IN.ndim, IN.sizes)));
+    DONE();
+}
+
+EM_BACKWARD(adaptive_avg_pool_backward, 0)
+{
+    em_arena a = {0};
+    int nd = (int)P(0);
+    GRAD(0, X(em_adaptive_avg_pool(G, nd, IN.sizes + IN.ndim - nd)));
+    DONE();
+}
+
+/* i[0] = mode, i[1..6] = pads, i[7] = npad */
+EM_BACKWARD(pad, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_pad_backward(G, (int)P(7), &P(1), (em_pad_mode)P(0), IN.ndim, IN.sizes)));
+    DONE();
+}
+
+EM_BACKWARD(pad_backward, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_pad(G, (int)P(7), &P(1), (em_pad_mode)P(0), 0)));
+    DONE();
+}
+
+/* f[0..2] = scales (0: none), i[0] = align_corners */
+EM_BACKWARD(upsample_nearest, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_upsample_nearest_backward(G, IN.ndim, IN.sizes, n->call.f)));
+    DONE();
+}
+
+EM_BACKWARD(upsample_nearest_backward, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_upsample_nearest(G, IN.sizes + 2, n->call.f)));
+    DONE();
+}
+
+EM_BACKWARD(upsample_linear, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_upsample_linear_backward(G, IN.ndim, IN.sizes, P(0), n->call.f)));
+    DONE();
+}
+
+EM_BACKWARD(upsample_linear_backward, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_upsample_linear(G, IN.sizes + 2, P(0), n->call.f)));
+    DONE();
+}

@@ -1,0 +1,166 @@
+/* CPU kernels of max and average pooling over (planes, d, h, w) contiguous tensors (the op
+ * layer, src/nn/pool.c, passes the geometry in c->arg). One 3-d window loop serves 1-d, 2-d
+ * and 3-d pooling; 2x2 stride-2 max pooling (LeNet, ResNet) has its own loop. Planes run in
+ * parallel above a grain. Max: NaN wins, ties keep the first; indices are flat in the plane. */
+#include "cpu.h"
+#include "../nn/pool_call.h"
+
+/* `work`: a local holding the per-plane cost */
+#define PLANE_LOOP(g)                                                                              \
+    _Pragma("omp parallel for schedule(static) if (g->planes * work > EM_GRAIN)")                  \
+    for (int64_t pl = 0; pl < g->planes; pl++)
+
+static int64_t plane_in(const em_pool_geom *g) { return g->in[0] * g->in[1] * g->in[2]; }
+static int64_t plane_out(const em_pool_geom *g) { return g->out[0] * g->out[1] * g->out[2]; }
+static int64_t window(const em_pool_geom *g) { return g->k[0] * g->k[1] * g->k[2]; }
+
+static bool is_2x2(const em_pool_geom *g)
+{
+    return g->k[0] == 1 && g->s[0] == 1 && g->k[1] == 2 && g->k[2] == 2 && g->s[1] == 2 && g->s[2] == 2 &&
+           g->p[1] == 0 && g->p[2] == 0 && g->d[1] == 1 && g->d[2] == 1 && 2 * g->out[1] <= g->in[1] &&
+           2 * g->out[2] <= g->in[2]; /* ceil_mode's partial windows take the general loop */
+}
+
+#define POOL_KERNELS(DT, T)                                                                          \
+    static void max_plane_##DT(const T *x, T *y, int64_t *ind, const em_pool_geom *g)                \
+    {                                                                                                \
+        int64_t o = 0;                                                                               \
+        for (int64_t od = 0; od < g->out[0]; od++)                                                   \
+            for (int64_t oh = 0; oh < g->out[1]; oh++)                                               \
+                for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                    \
+                    int64_t d0 = od * g->s[0] - g->p[0], h0 = oh * g->s[1] - g->p[1];                \
+                    int64_t w0 = ow * g->s[2] - g->p[2], bi = -1;                                    \
+                    T best = -INFINITY;                                                              \
+                    for (int64_t kd = 0; kd < g->k[0]; kd++) {                                       \
+                        int64_t id = d0 + kd * g->d[0];                                              \
+                        if (id < 0 || id >= g->in[0]) continue;                                      \
+                        for (int64_t kh = 0; kh < g->k[1]; kh++) {                                   \
+                            int64_t ih = h0 + kh * g->d[1];                                          \
+                            if (ih < 0 || ih >= g->in[1]) continue;                                  \
+                            const T *row = x + (id * g->in[1] + ih) * g->in[2];                      \
+                            for (int64_t kw = 0; kw < g->k[2]; kw++) {                               \
+                                int64_t iw = w0 + kw * g->d[2];                                      \
+                                if (iw < 0 || iw >= g->in[2]) continue;                              \
+                                T v = row[iw];                                                       \
+                                if (v > best || v != v || bi < 0) {                                  \
+                                    best = v;                                                        \
+                                    bi = (id * g->in[1] + ih) * g->in[2] + iw;                       \
+                                }                                                                    \
+                            }                                                                        \
+                        }                                                                            \
+                    }                                                                                \
+                    y[o] = best;                                                                     \
+                    ind[o] = bi < 0 ? 0 : bi;                                                        \
+                }                                                                                    \
+    }                                                                                                \
+    /* 2x2 windows, stride 2, no padding: four loads per output */                                   \
+    static void max_plane_2x2_##DT(const T *x, T *y, int64_t *ind, const em_pool_geom *g)            \
+    {                                                                                                \
+        int64_t W = g->in[2], OW = g->out[2];                                                        \
+        for (int64_t oh = 0; oh < g->out[1]; oh++) {                                                 \
+            const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                                              \
+            T *yo = y + oh * OW;                                                                     \
+            int64_t *io = ind + oh * OW;                                                             \
+            for (int64_t ow = 0; ow < OW; ow++) {                                                    \
+                int64_t base = 2 * oh * W + 2 * ow, bi = base;                                       \
+                T best = r0[2 * ow], v;                                                              \
+                v = r0[2 * ow + 1];                                                                  \
+                if (v > best || v != v) best = v, bi = base + 1;                                     \
+                v = r1[2 * ow];                                                                      \
+                if (v > best || v != v) best = v, bi = base + W;                                     \
+                v = r1[2 * ow + 1];                                                                  \
+                if (v > best || v != v) best = v, bi = base + W + 1;                                 \
+                yo[ow] = best;                                                                       \
+                io[ow] = bi;                                                                         \
+            }                                                                                        \
+        }                                                                                            \
+    }                                                                                                \
+    static void max_pool_##DT(const em_call *c, const em_pool_geom *g)                               \
+    {                                                                                                \
+        const T *x = (const T *)em_tensor_data(c->in[0]);                                            \
+        T *y = (T *)em_tensor_data(c->out[0]);                                                       \
+        int64_t *ind = (int64_t *)em_tensor_data(c->out[1]), pi = plane_in(g), po = plane_out(g);   \
+        bool fast = is_2x2(g);                                                                       \
+        int64_t work = po * window(g);                                                              \
+        PLANE_LOOP(g)                                                                \
+        {                                                                                            \
+            if (fast) max_plane_2x2_##DT(x + pl * pi, y + pl * po, ind + pl * po, g);                \
+            else max_plane_##DT(x + pl * pi, y + pl * po, ind + pl * po, g);                         \
+        }                                                                                            \
+    }                                                                                                \
+    /* avg_pool (backward when `back`: gin[window] += g / divisor, gin zeroed first) */              \
+    static void avg_plane_##DT(const T *src, T *dst, const em_pool_geom *g, bool back)               \
+    {                                                                                                \
+        int64_t o = 0;                                                                               \
+        if (back) memset(dst, 0, plane_in(g) * sizeof(T));                                           \
+        for (int64_t od = 0; od < g->out[0]; od++)                                                   \
+            for (int64_t oh = 0; oh < g->out[1]; oh++)                                               \
+                for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                    \
+                    int64_t lo[3] = {od * g->s[0] - g->p[0], oh * g->s[1] - g->p[1], ow * g->s[2] - g->p[2]}; \
+                    int64_t hi[3], padded = 1, inside = 1;                                           \
+                    for (int j = 0; j < 3; j++) {                                                    \
+                        hi[j] = lo[j] + g->k[j] < g->in[j] + g->p[j] ? lo[j] + g->k[j] : g->in[j] + g->p[j]; \
+                        padded *= hi[j] - lo[j];                                                     \
+                        lo[j] = lo[j] < 0 ? 0 : lo[j];                                               \
+                        hi[j] = hi[j] > g->in[j] ? g->in[j] : hi[j];                                 \
+                        inside *= hi[j] > lo[j] ? hi[j] - lo[j] : 0;                                 \
+                    }                                                                                \
+                    if (inside == 0) {                                                               \
+                        if (!back) dst[o] = 0;                                                       \
+                        continue;                                                                    \
+                    }                                                                                \
+                    T div = (T)(g->divisor ? g->divisor : g->count_include_pad ? padded : inside);   \
+                    if (back) {                                                                      \
+                        T v = src[o] / div;                                                          \
+                        for (int64_t id = lo[0]; id < hi[0]; id++)                                   \
+                            for (int64_t ih = lo[1]; ih < hi[1]; ih++) {                             \
+                                T *row = dst + (id * g->in[1] + ih) * g->in[2];                      \
+                                for (int64_t iw = lo[2]; iw < hi[2]; iw++) row[iw] += v;             \
+                            }                                                                        \
+                    } else {                                                                         \
+                        T sum = 0;                                                                   \
+                        for (int64_t id = lo[0]; id < hi[0]; id++)                                   \
+                            for (int64_t ih = lo[1]; ih < hi[1]; ih++) {                             \
+                                const T *row = src + (id * g->in[1] + ih) * g->in[2];                \
+                                for (int64_t iw = lo[2]; iw < hi[2]; iw++) sum += row[iw];           \
+                            }                                                                        \
+                        dst[o] = sum / div;                                                          \
+                    }                                                                                \
+                }                                                                                    \
+    }                                                                                                \
+    static void avg_pool_##DT(const em_call *c, const em_pool_geom *g, bool back)                    \
+    {                                                                                                \
+        const T *src = (const T *)em_tensor_data(c->in[0]);                                          \
+        T *dst = (T *)em_tensor_data(c->out[0]);                                                     \
+        int64_t pi = plane_in(g), po = plane_out(g);                                                 \
+        int64_t work = po * window(g);                                                              \
+        PLANE_LOOP(g)                                                                \
+        {                                                                                            \
+            if (back) avg_plane_##DT(src + pl * po, dst + pl * pi, g, true);                         \
+            else avg_plane_##DT(src + pl * pi, dst + pl * po, g, false);                             \
+        }                                                                                            \
+    }
+
+POOL_KERNELS(f32, float)
+POOL_KERNELS(f64, double)
+
+em_status cpu_max_pool(const em_call *c)
+{
+    if (c->dtype == EM_F64) max_pool_f64(c, c->arg);
+    else max_pool_f32(c, c->arg);
+    return EM_OK;
+}
+
+em_status cpu_avg_pool(const em_call *c)
+{
+    if (c->dtype == EM_F64) avg_pool_f64(c, c->arg, false);
+    else avg_pool_f32(c, c->arg, false);
+    return EM_OK;
+}
+
+em_status cpu_avg_pool_backward(const em_call *c)
+{
+    if (c->dtype == EM_F64) avg_pool_f64(c, c->arg, true);
+    else avg_pool_f32(c, c->arg, true);
+    return EM_OK;
+}

@@ -1,0 +1,202 @@
+/* The op layer of max and average pooling (fixed windows) and max_unpool: argument checks with
+ * PyTorch's messages, output shapes, and the calls to the kernels (src/cpu/pool.c). Adaptive
+ * pools are in pool_adaptive.c; shared checks in pool_common.c. */
+#include "pool_common.h"
+
+/* PyTorch's pooling_output_shape: floor (or ceil) of the window count, where with ceil_mode
+ * the last window must start inside the input or its left padding. */
+static int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode)
+{
+    int64_t span = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
+    if (ceil_mode && (out - 1) * s >= in + p) out--;
+    return out;
+}
+
+/* Fills the defaults (stride = kernel, dilation 1), checks the window against PyTorch's rules
+ * and the input, and computes the geometry. allow_empty: max_pool1d's zero-sized output. */
+static em_status pool_setup(const em_tensor *x, const em_pool_params *p0, const char *name, bool allow_empty,
+                            em_pool_params *p, em_pool_geom *g, int64_t *out_sizes)
+{
+    if (!x || !p0) return em_fail(EM_ERR_VALUE, "%s: argument is NULL", name);
+    *p = *p0;
+    int nd = p->nd;
+    if (nd < 1 || nd > 3) return em_fail(EM_ERR_VALUE, "%s: nd must be 1, 2 or 3, got %d", name, nd);
+    for (int k = 0; k < nd; k++) {
+        if (p->stride[k] == 0) p->stride[k] = p->kernel[k];
+        if (p->dilation[k] == 0) p->dilation[k] = 1;
+        if (p->kernel[k] <= 0)
+            return em_fail(EM_ERR_SHAPE, "%s: kernel size should be greater than zero, but got kernel_size=%lld",
+                           name, (long long)p->kernel[k]);
+        if (p->stride[k] <= 0) return em_fail(EM_ERR_SHAPE, "%s: stride should not be zero", name);
+        if (p->dilation[k] <= 0)
+            return em_fail(EM_ERR_SHAPE, "%s: dilation should be greater than zero, but got dilation=%lld", name,
+                           (long long)p->dilation[k]);
+        if (p->padding[k] < 0 || p->padding[k] > p->kernel[k] / 2)
+            return em_fail(EM_ERR_SHAPE, "pad should be at most half of kernel size, but got pad=%lld and "
+                           "kernel_size=%lld", (long long)p->padding[k], (long long)p->kernel[k]);
+    }
+    if (em_pool_check_input(x, nd, name, true)) return em_error_code();
+    em_pool_geom_init(g, x, nd);
+    bool small = false;
+    for (int k = 0; k < nd; k++) {
+        int j = 3 - nd + k;
+        g->k[j] = p->kernel[k], g->s[j] = p->stride[k], g->p[j] = p->padding[k], g->d[j] = p->dilation[k];
+        g->out[j] = pooled_size(g->in[j], g->k[j], g->s[j], g->p[j], g->d[j], p->ceil_mode);
+        small |= allow_empty ? g->out[j] < 0 : g->out[j] < 1;
+    }
+    if (small) {
+        int lead = x->ndim - nd - 1; /* sizes named from the channel dim, as PyTorch does */
+        int64_t outs[4] = {x->sizes[lead]};
+        for (int k = 0; k < nd; k++) outs[1 + k] = g->out[3 - nd + k];
+        return em_fail(EM_ERR_SHAPE, "Given input size: (%s). Calculated output size: (%s). Output size is too small",
+                       em_pool_dims_str(nd + 1, x->sizes + lead), em_pool_dims_str(nd + 1, outs));
+    }
+    g->count_include_pad = p->count_include_pad;
+    g->divisor = p->divisor_override;
+    em_pool_out_sizes(x, nd, g->out, out_sizes);
+    return EM_OK;
+}
+
+/* values = x's flattened planes gathered at indices: recorded ops, so that the gradient is
+ * a scatter_add into the input's positions (and differentiable again). */
+em_tensor *em_pool_gather_values(const em_tensor *x, const em_tensor *indices, int nd)
+{
+    em_tensor *xf = em_flatten(x, x->ndim - nd, -1), *idf = em_flatten(indices, indices->ndim - nd, -1);
+    em_tensor *v = xf && idf ? em_gather(xf, -1, idf) : NULL;
+    em_tensor *r = v ? em_view(v, indices->ndim, indices->sizes) : NULL;
+    em_release(xf), em_release(idf), em_release(v);
+    return r;
+}
+
+/* Runs a max-pool kind of call (values, indices); when autograd may record, the values come
+ * from em_pool_gather_values instead of the kernel's (the op has no formula of its own). */
+em_tensor *em_pool_run_max(em_op op, const em_tensor *x, const em_tensor *xc, const em_pool_geom *g, int nd,
+                           const int64_t *out_sizes, em_tensor **indices)
+{
+    em_tensor *values = em_empty(x->ndim, out_sizes, (em_dtype)xc->dtype);
+    em_tensor *idx = values ? em_empty(x->ndim, out_sizes, EM_I64) : NULL;
+    if (!idx) {
+        em_release(values);
+        return NULL;
+    }
+    em_call c = {.op = op, .nin = 1, .nout = 2, .in = {xc}, .out = {values, idx}, .dtype = (em_dtype)xc->dtype,
+                 .arg = g};
+    bool record = em_is_grad_enabled() && em_requires_grad(xc);
+    if (record) em_set_grad_enabled(false);
+    em_status st = em_dispatch(&c);
+    if (record) em_set_grad_enabled(true);
+    if (st == EM_OK && record) {
+        em_release(values);
+        values = em_pool_gather_values(xc, idx, nd);
+    }
+    if (st || !values) {
+        em_release(values), em_release(idx);
+        return NULL;
+    }
+    if (indices) *indices = idx;
+    else em_release(idx);
+    return values;
+}
+
+em_tensor *em_max_pool(const em_tensor *x, const em_pool_params *p0, em_tensor **indices)
+{
+    static const char *names[] = {"max_pool1d", "max_pool2d", "max_pool3d"};
+    const char *name = p0 && p0->nd >= 1 && p0->nd <= 3 ? names[p0->nd - 1] : "max_pool";
+    em_pool_params p;
+    em_pool_geom g;
+    int64_t out_sizes[EM_MAX_DIMS];
+    if (pool_setup(x, p0, name, p0 && p0->nd == 1, &p, &g, out_sizes)) return NULL;
+    em_tensor *xc = em_pool_compute_input(x, name);
+    if (!xc) return NULL;
+    em_tensor *r = em_pool_run_max(EM_OP_max_pool, x, xc, &g, p.nd, out_sizes, indices);
+    em_release(xc);
+    return em_pool_result_dtype(r, x, indices);
+}
+
+em_tensor *em_avg_pool(const em_tensor *x, const em_pool_params *p0)
+{
+    static const char *names[] = {"avg_pool1d", "avg_pool2d", "avg_pool3d"};
+    const char *name = p0 && p0->nd >= 1 && p0->nd <= 3 ? names[p0->nd - 1] : "avg_pool";
+    em_pool_params p;
+    em_pool_geom g;
+    int64_t out_sizes[EM_MAX_DIMS];
+    if (pool_setup(x, p0, name, false, &p, &g, out_sizes)) return NULL;
+    for (int k = 0; k < p.nd; k++)
+        if (p.dilation[k] != 1) return em_error(EM_ERR_VALUE, "%s: dilation must be 1", name);
+    em_tensor *xc = em_pool_compute_input(x, name);
+    if (!xc) return NULL;
+    em_call c = {.op = EM_OP_avg_pool, .nin = 1, .in = {xc}, .dtype = (em_dtype)xc->dtype, .arg = &g};
+    em_pool_params_to_call(&c, &p);
+    em_tensor *r = em_pool_run1(&c, x->ndim, out_sizes);
+    em_release(xc);
+    return em_pool_result_dtype(r, x, NULL);
+}
+
+em_tensor *em_avg_pool_backward(const em_tensor *grad, const em_pool_params *p0, int ndim, const int64_t *input_sizes)
+{
+    const char *name = "avg_pool_backward";
+    if (!grad || !input_sizes) return em_error(EM_ERR_VALUE, "%s: argument is NULL", name);
+    if (ndim < 1 || ndim > EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "%s: bad input ndim %d", name, ndim);
+    em_tensor *shape = em_empty_strided(ndim, input_sizes, (int64_t[EM_MAX_DIMS]){0}, (em_dtype)grad->dtype);
+    em_pool_params p;
+    em_pool_geom g;
+    int64_t out_sizes[EM_MAX_DIMS];
+    em_status st = shape ? pool_setup(shape, p0, name, false, &p, &g, out_sizes) : em_error_code();
+    em_release(shape);
+    if (st) return NULL;
+    if (grad->ndim != ndim || memcmp(grad->sizes, out_sizes, ndim * sizeof *out_sizes))
+        return em_error(EM_ERR_SHAPE, "%s: grad has shape %s, expected %s", name, em_shape_str(grad->ndim, grad->sizes),
+                        em_shape_str(ndim, out_sizes));
+    em_tensor *gc = em_pool_compute_input(grad, name);
+    if (!gc) return NULL;
+    em_call c = {.op = EM_OP_avg_pool_backward, .nin = 1, .in = {gc}, .dtype = (em_dtype)gc->dtype, .arg = &g};
+    em_pool_params_to_call(&c, &p);
+    em_tensor *r = em_pool_run1(&c, ndim, input_sizes);
+    em_release(gc);
+    return em_pool_result_dtype(r, grad, NULL);
+}
+
+em_tensor *em_max_unpool(const em_tensor *x, const em_tensor *indices, const em_pool_params *p,
+                         const int64_t *output_size)
+{
+    const char *name = "max_unpool";
+    if (!x || !indices || !p) return em_error(EM_ERR_VALUE, "%s: argument is NULL", name);
+    int nd = p->nd;
+    if (nd < 1 || nd > 3) return em_error(EM_ERR_VALUE, "%s: nd must be 1, 2 or 3, got %d", name, nd);
+    if (indices->dtype != EM_I64) return em_error(EM_ERR_DTYPE, "elements in indices should be type int64");
+    if (x->ndim != indices->ndim || memcmp(x->sizes, indices->sizes, x->ndim * sizeof *x->sizes))
+        return em_error(EM_ERR_SHAPE, "Expected shape of indices to be same as that of the input tensor (%s) but got "
+                        "indices tensor with shape: %s", em_shape_str(x->ndim, x->sizes),
+                        em_shape_str(indices->ndim, indices->sizes));
+    if (em_pool_check_input(x, nd, name, true)) return NULL;
+    int64_t osz[3], sizes[EM_MAX_DIMS], volume = 1;
+    for (int k = 0; k < nd; k++) {
+        int64_t in = x->sizes[x->ndim - nd + k], s = p->stride[k] ? p->stride[k] : p->kernel[k];
+        osz[k] = output_size ? output_size[k] : (in - 1) * s - 2 * p->padding[k] + p->kernel[k];
+        if (osz[k] <= 0) return em_error(EM_ERR_SHAPE, "%s: output size must be positive, got %lld", name,
+                                         (long long)osz[k]);
+        volume *= osz[k];
+    }
+    int lead = x->ndim - nd;
+    memcpy(sizes, x->sizes, lead * sizeof *sizes);
+    /* every index must land in the output plane (PyTorch's check, before any write) */
+    if (em_numel(indices) > 0) {
+        em_tensor *lo = em_amin(indices, 0, NULL, false), *hi = em_amax(indices, 0, NULL, false);
+        double vlo = 0, vhi = 0;
+        em_status st = lo && hi ? em_item(lo, &vlo) || em_item(hi, &vhi) : EM_ERR_RUNTIME;
+        em_release(lo), em_release(hi);
+        if (st) return NULL;
+        if (vlo < 0 || vhi >= (double)volume)
+            return em_error(EM_ERR_SHAPE, "Found an invalid max index: %lld (output volumes are of size %s)",
+                            (long long)(vlo < 0 ? vlo : vhi), em_pool_dims_str(nd, osz));
+    }
+    sizes[lead] = volume;
+    em_tensor *z = em_zeros(lead + 1, sizes, (em_dtype)x->dtype);
+    em_tensor *xf = em_flatten(x, lead, -1), *idf = em_flatten(indices, lead, -1);
+    em_tensor *flat = z && xf && idf ? em_scatter(z, -1, idf, xf, NULL) : NULL;
+    memcpy(sizes + lead, osz, nd * sizeof *osz);
+    em_tensor *r = flat ? em_view(flat, lead + nd, sizes) : NULL;
+    em_release(z), em_release(xf), em_release(idf), em_release(flat);
+    return r;
+}

@@ -1,0 +1,219 @@
+/* The pool family's C API (include/ember/pool.h): hand-computed values of every op, the
+ * max pools' indices, the adjoint identity <f(x), g> == <x, f_backward(g)> of each linear
+ * op and its backward op (which is what their formulas rely on), non-contiguous inputs,
+ * bfloat16 through float32, and argument errors. Comparisons with PyTorch over many
+ * configurations are in tests/python/test_nn_pool.py. */
+#include "test.h"
+
+static em_tensor *arange4(int ndim, const int64_t *sizes, em_dtype dt)
+{
+    int64_t n = 1;
+    for (int k = 0; k < ndim; k++) n *= sizes[k];
+    double *v = malloc(n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) v[i] = (double)i;
+    em_tensor *t = tt(dt, ndim, sizes, v);
+    free(v);
+    return t;
+}
+
+static double dot(const em_tensor *a, const em_tensor *b)
+{
+    em_tensor *m = em_mul(a, b), *s = m ? em_sum(m, 0, NULL, false, EM_DTYPE_NONE) : NULL;
+    double v = NAN;
+    if (s) em_item(s, &v);
+    RELEASE(m, s);
+    return v;
+}
+
+TEST(pool_max_values_and_indices)
+{
+    em_tensor *x = arange4(SHAPE(1, 1, 4, 4), EM_F32), *idx = NULL;
+    em_pool_params p = {.nd = 2, .kernel = {2, 2}};
+    em_tensor *y = em_max_pool(x, &p, &idx);
+    CHECK(y && idx && tshape_is(y, SHAPE(1, 1, 2, 2)) && em_dtype_of(idx) == EM_I64);
+    CHECK(tclose(y, (double[]){5, 7, 13, 15}, 0, 0) && tclose(idx, (double[]){5, 7, 13, 15}, 0, 0));
+    RELEASE(y, idx);
+    /* padding 1, stride 2, ceil_mode, no batch dim; a non-contiguous input */
+    em_tensor *xt = em_transpose(x, 2, 3), *x3 = em_squeeze_dim(xt, 0);
+    em_pool_params q = {.nd = 2, .kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}};
+    idx = NULL;
+    y = em_max_pool(x3, &q, &idx);
+    CHECK(y && tshape_is(y, SHAPE(1, 2, 2)));
+    CHECK(tclose(y, (double[]){5, 13, 7, 15}, 0, 0) && tclose(idx, (double[]){5, 7, 13, 15}, 0, 0));
+    RELEASE(y, idx, xt, x3);
+    /* 1-d with dilation; 3-d; adaptive */
+    em_tensor *v = tt(EM_F64, SHAPE(1, 6), (double[]){3, 1, 4, 1, 5, 9});
+    em_pool_params d = {.nd = 1, .kernel = {2}, .stride = {1}, .dilation = {2}};
+    y = em_max_pool(v, &d, NULL);
+    CHECK(y && tclose(y, (double[]){4, 1, 5, 9}, 0, 0));
+    em_release(y);
+    em_tensor *cube = arange4(SHAPE(1, 2, 2, 2), EM_F64);
+    em_pool_params c3 = {.nd = 3, .kernel = {2, 2, 2}};
+    y = em_max_pool(cube, &c3, NULL);
+    CHECK(y && tshape_is(y, SHAPE(1, 1, 1, 1)) && tval(y, 0) == 7);
+    em_release(y);
+    idx = NULL;
+    y = em_adaptive_max_pool(v, 1, (int64_t[]){4}, &idx);
+    CHECK(y && tclose(y, (double[]){3, 4, 5, 9}, 0, 0) && tclose(idx, (double[]){0, 2, 4, 5}, 0, 0));
+    /* max_unpool puts them back */
+    em_tensor *u = em_max_unpool(y, idx, &(em_pool_params){.nd = 1, .kernel = {2}}, (int64_t[]){6});
+    CHECK(u && tclose(u, (double[]){3, 0, 4, 0, 5, 9}, 0, 0));
+    RELEASE(y, idx, u, v, cube, x);
+    COVER(EM_OP_max_pool, EM_OP_adaptive_max_pool);
+}
+
+TEST(pool_avg_values)
+{
+    em_tensor *x = arange4(SHAPE(1, 1, 4, 4), EM_F64);
+    em_pool_params p = {.nd = 2, .kernel = {2, 2}};
+    em_tensor *y = em_avg_pool(x, &p);
+    CHECK(y && tclose(y, (double[]){2.5, 4.5, 10.5, 12.5}, 1e-12, 0));
+    em_release(y);
+    em_tensor *v = tt(EM_F32, SHAPE(1, 4), (double[]){1, 2, 3, 4});
+    em_pool_params q = {.nd = 1, .kernel = {3}, .stride = {2}, .padding = {1}, .count_include_pad = true};
+    y = em_avg_pool(v, &q); /* windows [-1, 1], [1, 3]: pads counted */
+    CHECK(y && tclose(y, (double[]){1, 3}, 1e-6, 0));
+    em_release(y);
+    q.count_include_pad = false;
+    y = em_avg_pool(v, &q);
+    CHECK(y && tclose(y, (double[]){1.5, 3}, 1e-6, 0));
+    em_release(y);
+    q.divisor_override = 2;
+    y = em_avg_pool(v, &q);
+    CHECK(y && tclose(y, (double[]){1.5, 4.5}, 1e-6, 0));
+    em_release(y);
+    y = em_adaptive_avg_pool(v, 1, (int64_t[]){3}); /* windows [0,2) [1,3) [2,4) */
+    CHECK(y && tclose(y, (double[]){1.5, 2.5, 3.5}, 1e-6, 0));
+    RELEASE(y, v, x);
+    COVER(EM_OP_avg_pool, EM_OP_adaptive_avg_pool);
+}
+
+TEST(pool_pad_and_upsample_values)
+{
+    em_tensor *v = tt(EM_F32, SHAPE(1, 1, 4), (double[]){0, 1, 2, 3});
+    const int64_t pads[2] = {2, 1};
+    struct { em_pad_mode mode; double want[7]; } cases[] = {
+        {EM_PAD_CONSTANT, {9, 9, 0, 1, 2, 3, 9}},
+        {EM_PAD_REFLECT, {2, 1, 0, 1, 2, 3, 2}},
+        {EM_PAD_REPLICATE, {0, 0, 0, 1, 2, 3, 3}},
+        {EM_PAD_CIRCULAR, {2, 3, 0, 1, 2, 3, 0}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        em_tensor *y = em_pad(v, 2, pads, cases[k].mode, cases[k].mode == EM_PAD_CONSTANT ? 9 : 0);
+        CHECK_MSG(y && tshape_is(y, SHAPE(1, 1, 7)) && tclose(y, cases[k].want, 0, 0), "mode %zu", k);
+        em_release(y);
+    }
+    em_tensor *y = em_pad(v, 2, (int64_t[]){-1, -2}, EM_PAD_CONSTANT, 0); /* cropping */
+    CHECK(y && tclose(y, (double[]){1}, 0, 0));
+    em_release(y);
+    y = em_upsample_nearest(v, (int64_t[]){8}, NULL);
+    CHECK(y && tclose(y, (double[]){0, 0, 1, 1, 2, 2, 3, 3}, 0, 0));
+    em_release(y);
+    y = em_upsample_linear(v, (int64_t[]){7}, true, NULL);
+    CHECK(y && tclose(y, (double[]){0, 0.5, 1, 1.5, 2, 2.5, 3}, 1e-6, 0));
+    em_release(y);
+    y = em_upsample_linear(v, (int64_t[]){2}, false, NULL); /* source 0.5 and 2.5 */
+    CHECK(y && tclose(y, (double[]){0.5, 2.5}, 1e-6, 0));
+    em_release(y);
+    em_tensor *c = arange4(SHAPE(1, 4, 1, 1), EM_F64);
+    y = em_pixel_shuffle(c, 2);
+    em_tensor *back = y ? em_pixel_unshuffle(y, 2) : NULL, *cs = em_channel_shuffle(c, 2);
+    CHECK(y && tshape_is(y, SHAPE(1, 1, 2, 2)) && tclose(y, (double[]){0, 1, 2, 3}, 0, 0));
+    CHECK(back && em_equal(back, c) && cs && tclose(cs, (double[]){0, 2, 1, 3}, 0, 0));
+    RELEASE(y, back, cs, c, v);
+    COVER(EM_OP_pad, EM_OP_upsample_nearest, EM_OP_upsample_linear);
+}
+
+/* <f(x), g> == <x, b(g)> for each op f and its backward op b */
+TEST(pool_backward_ops_are_adjoints)
+{
+    em_tensor *x = trand(EM_F64, SHAPE(2, 3, 7, 6), -1, 1), *x5 = trand(EM_F64, SHAPE(1, 2, 3, 4, 5), -1, 1);
+    em_pool_params ap = {.nd = 2, .kernel = {3, 2}, .stride = {2, 2}, .padding = {1, 1}, .ceil_mode = true};
+    em_pool_params ap3 = {.nd = 3, .kernel = {2, 2, 3}, .padding = {1, 0, 1}, .count_include_pad = false};
+    const double scales[3] = {1.5, 2.25, 0};
+    for (int k = 0; k < 9; k++) {
+        const em_tensor *in = k == 1 || k == 8 ? x5 : x;
+        int nd = em_ndim(in) - 2;
+        const int64_t *s = em_sizes(in);
+        em_tensor *y = NULL;
+        const int64_t pads[6] = {1, 2, 2, 1, 1, 1};
+        switch (k) {
+        case 0: y = em_avg_pool(in, &ap); break;
+        case 1: y = em_avg_pool(in, &ap3); break;
+        case 2: y = em_adaptive_avg_pool(in, 2, (int64_t[]){4, 9}); break;
+        case 3: case 4: case 5: y = em_pad(in, 4, pads, (em_pad_mode)(k - 2), 0); break;
+        case 6: y = em_upsample_nearest(in, (int64_t[]){10, 13}, scales); break;
+        case 7: y = em_upsample_linear(in, (int64_t[]){5, 13}, false, scales); break;
+        default: y = em_upsample_linear(in, (int64_t[]){4, 3, 7}, true, NULL); break;
+        }
+        CHECK_MSG(y, "case %d: %s", k, em_last_error());
+        em_tensor *g = trand(EM_F64, em_ndim(y), em_sizes(y), -1, 1), *b = NULL;
+        switch (k) {
+        case 0: b = em_avg_pool_backward(g, &ap, 4, s); break;
+        case 1: b = em_avg_pool_backward(g, &ap3, 5, s); break;
+        case 2: b = em_adaptive_avg_pool_backward(g, nd, 4, s); break;
+        case 3: case 4: case 5: b = em_pad_backward(g, 4, pads, (em_pad_mode)(k - 2), 4, s); break;
+        case 6: b = em_upsample_nearest_backward(g, 4, s, scales); break;
+        case 7: b = em_upsample_linear_backward(g, 4, s, false, scales); break;
+        default: b = em_upsample_linear_backward(g, 5, s, true, NULL); break;
+        }
+        CHECK_MSG(b && tshape_is(b, em_ndim(in), s), "case %d: %s", k, em_last_error());
+        double lhs = dot(y, g), rhs = dot(in, b);
+        CHECK_MSG(fabs(lhs - rhs) < 1e-9 * (1 + fabs(lhs)), "case %d: %g vs %g", k, lhs, rhs);
+        RELEASE(y, g, b);
+    }
+    RELEASE(x, x5);
+    COVER(EM_OP_avg_pool_backward, EM_OP_adaptive_avg_pool_backward, EM_OP_pad_backward,
+          EM_OP_upsample_nearest_backward, EM_OP_upsample_linear_backward);
+}
+
+TEST(pool_dtypes_and_layouts)
+{
+    em_tensor *x = trand(EM_F32, SHAPE(2, 3, 6, 8), -2, 2), *xn = tnoncontig(x);
+    em_tensor *xb = em_to_dtype(x, EM_BF16), *xd = em_to_dtype(x, EM_F64);
+    em_pool_params p = {.nd = 2, .kernel = {2, 2}};
+    em_tensor *a = em_max_pool(x, &p, NULL), *b = em_max_pool(xn, &p, NULL), *c = em_max_pool(xb, &p, NULL);
+    em_tensor *d = em_max_pool(xd, &p, NULL), *cf = c ? em_to_dtype(c, EM_F32) : NULL, *df = d ? em_to_dtype(d, EM_F32) : NULL;
+    CHECK(a && b && em_equal(a, b) && c && em_dtype_of(c) == EM_BF16 && df && em_equal(a, df));
+    double *va = tvals(a);
+    CHECK(tclose(cf, va, 1e-2, 1e-2));
+    free(va);
+    RELEASE(a, b, c, d, cf, df, x, xn, xb, xd);
+    /* empty batch */
+    em_tensor *e = em_zeros(4, (int64_t[]){0, 3, 4, 4}, EM_F32), *r = em_max_pool(e, &p, NULL);
+    CHECK(r && tshape_is(r, SHAPE(0, 3, 2, 2)));
+    RELEASE(e, r);
+}
+
+TEST(pool_errors)
+{
+    em_tensor *x = em_zeros(3, (int64_t[]){3, 2, 2}, EM_F32), *i = em_zeros(4, (int64_t[]){1, 1, 4, 4}, EM_I64);
+    em_tensor *flat = em_zeros(2, (int64_t[]){8, 8}, EM_F32), *img = em_zeros(4, (int64_t[]){1, 1, 4, 4}, EM_F32);
+    em_pool_params k3 = {.nd = 2, .kernel = {3, 3}}, k2p2 = {.nd = 2, .kernel = {2, 2}, .padding = {2, 2}};
+    CHECK_ERR(em_max_pool(x, &k3, NULL), EM_ERR_SHAPE);
+    CHECK(strstr(em_last_error(), "Given input size: (3x2x2). Calculated output size: (3x0x0). Output size is too small"));
+    CHECK_ERR(em_avg_pool(x, &k3), EM_ERR_SHAPE);
+    CHECK_ERR(em_max_pool(img, &k2p2, NULL), EM_ERR_SHAPE);
+    CHECK(strstr(em_last_error(), "pad should be at most half of kernel size"));
+    CHECK_ERR(em_max_pool(flat, &(em_pool_params){.nd = 2, .kernel = {2, 2}}, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_max_pool(i, &(em_pool_params){.nd = 2, .kernel = {2, 2}}, NULL), EM_ERR_DTYPE);
+    CHECK_ERR(em_max_pool(img, &(em_pool_params){.nd = 4, .kernel = {2, 2}}, NULL), EM_ERR_VALUE);
+    CHECK_ERR(em_max_pool(img, &(em_pool_params){.nd = 2, .kernel = {2, -1}}, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_adaptive_avg_pool(img, 2, (int64_t[]){-1, 2}), EM_ERR_SHAPE);
+    CHECK_ERR(em_adaptive_max_pool(flat, 2, (int64_t[]){2, 2}, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_pad(img, 3, (int64_t[]){1, 1, 1}, EM_PAD_CONSTANT, 0), EM_ERR_SHAPE);
+    CHECK_ERR(em_pad(x, 2, (int64_t[]){2, 0}, EM_PAD_REFLECT, 0), EM_ERR_SHAPE);
+    CHECK(strstr(em_last_error(), "Padding size should be less than the corresponding input dimension"));
+    CHECK_ERR(em_pad(img, 2, (int64_t[]){1, 1}, EM_PAD_REFLECT, 1), EM_ERR_SHAPE);
+    CHECK_ERR(em_pad(x, 2, (int64_t[]){3, 0}, EM_PAD_CIRCULAR, 0), EM_ERR_SHAPE);
+    CHECK_ERR(em_pad(flat, 2, (int64_t[]){-5, -4}, EM_PAD_CONSTANT, 0), EM_ERR_SHAPE);
+    CHECK_ERR(em_pad(img, 8, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1}, EM_PAD_REPLICATE, 0), EM_ERR_NOT_IMPLEMENTED);
+    CHECK_ERR(em_upsample_nearest(img, (int64_t[]){0, 3}, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_upsample_linear(flat, (int64_t[]){3}, false, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_pixel_shuffle(img, 2), EM_ERR_SHAPE);
+    CHECK_ERR(em_channel_shuffle(x, 3), EM_ERR_SHAPE);
+    em_tensor *y = em_avg_pool(img, &(em_pool_params){.nd = 2, .kernel = {2, 2}});
+    CHECK_ERR(em_avg_pool_backward(img, &(em_pool_params){.nd = 2, .kernel = {2, 2}}, 4, em_sizes(img)), EM_ERR_SHAPE);
+    CHECK_ERR(em_max_unpool(y, i, &(em_pool_params){.nd = 2, .kernel = {2, 2}}, NULL), EM_ERR_SHAPE);
+    RELEASE(x, i, flat, img, y);
+}
