@@ -50,7 +50,7 @@ EMP_BIND(cross_entropy_loss, "cross_entropy_loss(Tensor input, Tensor target, Te
         if (a->i[3] < 0 || a->i[3] > 2) return PyErr_Format(PyExc_ValueError, "%lld is not a valid value for reduction",
                                                             (long long)a->i[3]);
         PyObject *F = PyImport_ImportModule("ember.nn.functional");
-        PyObject *r = F ? PyObject_CallMethod(F, "cross_entropy", "OOOOisid", a->obj[0], a->obj[1],
+        PyObject *r = F ? PyObject_CallMethod(F, "cross_entropy", "OOOOiOsd", a->obj[0], a->obj[1],
                                               a->has[2] ? a->obj[2] : Py_None, Py_None, (int)a->i[4], Py_None,
                                               names[a->i[3]], a->d[5])
                         : NULL;

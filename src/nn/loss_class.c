@@ -15,7 +15,9 @@ static em_status check_class(const char *name, const char *kernel, const em_tens
 {
     if (!x || !t) return em_fail(EM_ERR_VALUE, "%s: %s is NULL", name, x ? "target" : "input");
     if (em_loss_check_reduction(r, name)) return em_error_code();
-    if (x->ndim < 1) return em_fail(EM_ERR_VALUE, "Expected 1 or more dimensions (got %d)", x->ndim);
+    if (x->ndim < 1) /* PyTorch: a ValueError from nll_loss, a RuntimeError from cross_entropy */
+        return em_fail(strcmp(name, "nll_loss") ? EM_ERR_RUNTIME : EM_ERR_VALUE, "Expected 1 or more dimensions (got %d)",
+                       x->ndim);
     if (x->ndim >= 2 && t->ndim >= 1 && x->sizes[0] != t->sizes[0])
         return em_fail(EM_ERR_VALUE, "Expected input batch_size (%lld) to match target batch_size (%lld).",
                        (long long)x->sizes[0], (long long)t->sizes[0]);

@@ -147,7 +147,7 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, labe
         if weight is not None:
             ret = smooth.sum() / weight.gather(0, target.masked_select(~ignored).flatten()).sum()
         else:
-            ret = smooth.mean()
+            ret = smooth.sum() / (~ignored).sum()
     elif reduction == 'sum':
         ret = smooth.sum()
     else:
@@ -296,6 +296,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
     reduction = _resolve(size_average, reduce, reduction)
     _reduction_enum(reduction)
+    if target.requires_grad and ember.is_grad_enabled():  # PyTorch's kernel does not differentiate the target
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
+                           "This input cannot have requires_grad True.")
     return _reduce(ember.log1p(ember.exp(-target * input)), reduction)
 
 
@@ -330,9 +333,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     reduction = _resolve(size_average, reduce, reduction)
     _reduction_enum(reduction)
     if not (anchor.dim() == positive.dim() == negative.dim()):
-        raise RuntimeError(f'The anchor, positive, and negative tensors are expected to have the same number of '
-                           f'dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative '
-                           f'{negative.dim()}D inputs')
+        raise RuntimeError(f'All inputs should have same dimension but got {anchor.dim()}D, {positive.dim()}D and '
+                           f'{negative.dim()}D inputs.')
     d_pos = _pairwise_distance(anchor, positive, p, eps)
     d_neg = _pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -344,8 +346,6 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       swap=False, reduction='mean'):
     if reduction not in ('none', 'mean', 'sum'):
         raise ValueError(f'{reduction} is not a valid value for reduction')
-    if margin <= 0:
-        raise ValueError(f'TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead')
     if not (anchor.dim() == positive.dim() == negative.dim()):
         raise RuntimeError(f'The anchor, positive, and negative tensors are expected to have the same number of '
                            f'dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative '
