@@ -81,6 +81,30 @@ EMP_BIND(ctc_loss, "ctc_loss(Tensor log_probs, Tensor targets, object input_leng
     return emp_wrap(r);
 }
 
+/* The fused op and the backward ops as the C API has them (for programs
+ * that write their own backward; the functionals never need them). */
+EMP_BIND(cross_entropy, "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, int reduction=1, "
+                        "int ignore_index=-100)")
+{
+    return emp_wrap(em_cross_entropy(a->t[0], a->t[1], OPT(2), (em_reduction)a->i[3], a->i[4]));
+}
+EMP_BIND(nll_loss_backward, "nll_loss_backward(Tensor grad_output, Tensor input, Tensor target, Tensor? weight, "
+                            "int reduction, int ignore_index, Tensor total_weight)")
+{
+    return emp_wrap(em_nll_loss_backward(a->t[0], a->t[1], a->t[2], OPT(3), (em_reduction)a->i[4], a->i[5], a->t[6]));
+}
+EMP_BIND(cross_entropy_backward, "cross_entropy_backward(Tensor grad_output, Tensor input, Tensor target, "
+                                 "Tensor? weight, int reduction, int ignore_index, Tensor lse, Tensor total_weight)")
+{
+    return emp_wrap(em_cross_entropy_backward(a->t[0], a->t[1], a->t[2], OPT(3), (em_reduction)a->i[4], a->i[5],
+                                              a->t[6], a->t[7]));
+}
+EMP_BIND(ctc_loss_backward, "ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, Tensor lengths, "
+                            "Tensor nll, Tensor log_alpha, int blank, bool zero_infinity)")
+{
+    return emp_wrap(em_ctc_loss_backward(a->t[0], a->t[1], a->t[2], a->t[3], a->t[4], a->t[5], a->i[6], a->i[7]));
+}
+
 PyMethodDef emp_loss_functions[] = {
     EMP_FUNCTION(binary_cross_entropy_with_logits),
     EMP_FUNCTION(ctc_loss),
@@ -97,5 +121,9 @@ PyMethodDef emp_loss_nn[] = {
     EMP_FUNCTION_AS("nll_loss_nd", nll_loss),
     EMP_FUNCTION_AS("nll_loss2d", nll_loss),
     EMP_FUNCTION(cross_entropy_loss),
+    EMP_FUNCTION(cross_entropy),
+    EMP_FUNCTION(nll_loss_backward),
+    EMP_FUNCTION(cross_entropy_backward),
+    EMP_FUNCTION(ctc_loss_backward),
     {NULL},
 };

@@ -276,3 +276,18 @@ def test_modules_multi_input():
     check_module(lambda m: m.nn.CTCLoss(zero_infinity=True), lp, tg, il, tl)
     for name in ('CTCLoss', 'GaussianNLLLoss', 'TripletMarginLoss', 'NLLLoss2d', 'KLDivLoss'):
         assert repr(getattr(ember.nn, name)()) == repr(getattr(torch.nn, name)())
+
+
+def test_backward_ops_from_python():
+    x, t = rand(4, 5, dtype='float64'), torch.tensor([1, 0, 4, 2])
+    tx = x.clone().requires_grad_()
+    torch.nn.functional.cross_entropy(tx, t, reduction='sum').backward()
+    ex, et = to_ember(x), to_ember(t)
+    g, tw = ember.tensor(1., dtype=ember.float64), ember.tensor(4., dtype=ember.float64)
+    lse = ember.logsumexp(ex, 1)
+    gx = ember._C._nn.cross_entropy_backward(g, ex, et, None, 2, -100, lse, tw)
+    assert torch.allclose(torch.tensor(gx.tolist(), dtype=torch.float64), tx.grad)
+    gn = ember._C._nn.nll_loss_backward(g, ex, et, None, 2, -100, tw)
+    assert gn.tolist()[0][1] == -1.0
+    assert float(ember._C._nn.cross_entropy(ex, et, None, 2)) == pytest.approx(
+        float(torch.nn.functional.cross_entropy(x, t, reduction='sum')))
