@@ -18,4 +18,5 @@
 #include "nn.h"
 #include "optim.h"
 #include "autograd.h"
+#include "io.h"
 #endif
