@@ -170,3 +170,9 @@ def test_hogwild_example():
     assert out.returncode == 0, out.stderr
     before, after = map(float, out.stdout.split('before ')[1].split(' (')[0].split(', after '))
     assert after < 0.2 * before  # both processes' updates landed in the one shared model
+
+
+def test_spawn_context():
+    ds = edata.TensorDataset(ember.arange(10).float())
+    loader = edata.DataLoader(ds, batch_size=4, num_workers=1, multiprocessing_context='spawn')
+    assert [b[0].tolist() for b in loader] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]

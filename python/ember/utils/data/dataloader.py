@@ -40,6 +40,7 @@ import warnings
 from multiprocessing.connection import wait
 
 import ember
+import ember.multiprocessing  # noqa: F401 (tensors in worker arguments go by shared memory)
 from . import _worker
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
