@@ -408,9 +408,12 @@ class _MultiProcessIter(_BaseIter):
             if w.is_alive():
                 w.terminate()
                 w.join()
-        for q in self._index_queues:
-            q.cancel_join_thread()
+        for w, q in zip(self._workers, self._index_queues):
             q.close()
+            if w.exitcode == 0:  # it read up to our None: the feeder thread can flush
+                q.join_thread()  # and closes the queue's pipe now, not some time later
+            else:
+                q.cancel_join_thread()
         self._workers, self._index_queues, self._socks, self._task_info = [], [], [], {}
 
     def __del__(self):
