@@ -8,6 +8,7 @@ from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSam
 from ._collate import default_collate, default_convert
 from ._worker import get_worker_info
 from .dataloader import DataLoader
+from . import datasets
 
 __all__ = ['Dataset', 'IterableDataset', 'TensorDataset', 'ConcatDataset', 'ChainDataset', 'Subset',
            'random_split', 'Sampler', 'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler',
