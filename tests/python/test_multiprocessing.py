@@ -137,10 +137,11 @@ def test_persistent_workers_timeout_and_sharding():
     assert snapshot() == before
 
 
-def _fill(q_in, q_out):
+def _fill(q_in, q_out, received):
     t = q_in.get()
     t[1:] = 7  # writes the sender's memory
     q_out.put((t, ember.nn.Parameter(ember.ones(2))))
+    received.wait(20)  # a sender lives until its descriptors are fetched (Note [Tensors between processes])
 
 
 def test_queue_shares_memory():
@@ -150,11 +151,12 @@ def test_queue_shares_memory():
     assert x.share_memory_() is x and x.is_shared() and v.is_shared()
     x[0] = 3
     assert v.tolist() == [0, 0, 0]
-    q_in, q_out = emp.Queue(), emp.Queue()
-    p = emp.Process(target=_fill, args=(q_in, q_out))
+    q_in, q_out, received = emp.Queue(), emp.Queue(), emp.Event()
+    p = emp.Process(target=_fill, args=(q_in, q_out, received))
     p.start()
     q_in.put(x)
     back, param = q_out.get(timeout=20)
+    received.set()
     p.join()
     assert x.tolist() == [3, 7, 7, 7] and back.tolist() == [3, 7, 7, 7]
     assert isinstance(param, ember.nn.Parameter) and param.requires_grad and param.is_shared()
