@@ -30,7 +30,7 @@ static size_t idx_bytes(uint8_t *out, int code, int ndim, const uint32_t *dims, 
     out[n++] = 0, out[n++] = 0, out[n++] = (uint8_t)code, out[n++] = (uint8_t)ndim;
     for (int i = 0; i < ndim; i++)
         for (int b = 3; b >= 0; b--) out[n++] = (uint8_t)(dims[i] >> (8 * b));
-    memcpy(out + n, data, ndata);
+    if (ndata) memcpy(out + n, data, ndata);
     return n + ndata;
 }
 
