@@ -10,10 +10,10 @@ CFLAGS  := $(CFLAGS_BASE) -O2
 # -fno-trapping-math (kernels never read floating-point exception flags), so
 # that GCC may compute both arms of a select in float code (softplus, floor).
 KFLAGS  := -O3 -fno-trapping-math
-LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lm -fopenmp
+LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lz -lm -fopenmp
 B       := build
 
-SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c src/nn/*.c src/optim/*.c)
+SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c src/nn/*.c src/optim/*.c src/io/*.c)
 TSRC := $(wildcard tests/c/*.c)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 

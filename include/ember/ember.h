@@ -19,4 +19,5 @@
 #include "optim.h"
 #include "nnact.h"
 #include "autograd.h"
+#include "io.h"
 #endif

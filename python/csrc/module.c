@@ -189,6 +189,8 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&functions, emp_array_export_functions);
     emp_table_add_all(&methods, emp_array_export_methods);
     emp_table_add_all(&functions, emp_dlpack_functions);
+    emp_table_add_all(&functions, emp_shared_memory_functions);
+    emp_table_add_all(&methods, emp_shared_memory_methods);
     emp_table_add_all(&functions, emp_reduce_functions);
     emp_table_add_all(&methods, emp_reduce_methods);
     emp_table_add_all(&functions, emp_scan_functions);
