@@ -67,8 +67,8 @@ static json_t *metadata_json(int nmeta, const char *const *keys, const char *con
             json_decref(m);
             return em_error(EM_ERR_VALUE, "safetensors: metadata key or value %d is NULL", i);
         }
-        json_t *v = json_string(values[i]);
-        if (!v || json_object_get(m, keys[i]) || json_object_set_new(m, keys[i], v)) {
+        /* json_object_set_new takes the new string even when it fails (or is NULL) */
+        if (json_object_get(m, keys[i]) || json_object_set_new(m, keys[i], json_string(values[i]))) {
             json_decref(m);
             return em_error(EM_ERR_VALUE, "safetensors: metadata key '%s' is repeated or not valid UTF-8 "
                             "(or its value is not)", keys[i]);
