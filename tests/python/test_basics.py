@@ -189,5 +189,5 @@ def test_every_table_op_reachable():
         if name in reached_otherwise:
             owner, _, attr = reached_otherwise[name].rpartition('.')
             assert hasattr(ember.Tensor if owner else ember, attr), (name, reached_otherwise[name])
-        else:
-            assert hasattr(ember, name), name
+        else:  # or, like torch._C._nn's ops, in ember._C._nn (fused kernels and their backward ops)
+            assert hasattr(ember, name) or hasattr(ember._C._nn, name), name
