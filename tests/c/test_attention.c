@@ -87,10 +87,9 @@ static bool run_case(const sdpa_case *c, em_dtype dt)
     em_tensor *v = trand(dt, c->nd, c->v, -1, 1), *mask = make_mask(c, dt);
     if (c->noncontig) {
         em_tensor *qn = tnoncontig(q), *vn = tnoncontig(v);
-        em_tensor *kt = em_contiguous(em_transpose(k, -1, -2)), *kv = em_transpose(kt, -1, -2); /* column-major */
-        RELEASE(q, v, k);
+        em_tensor *kt = em_transpose(k, -1, -2), *ktc = em_contiguous(kt), *kv = em_transpose(ktc, -1, -2);
+        RELEASE(q, v, k, kt, ktc); /* kv: column-major */
         q = qn, v = vn, k = kv;
-        em_release(kt);
     }
     em_tensor *out = NULL, *lse = NULL, *w = NULL;
     bool ok = em_scaled_dot_product_attention_lse(q, k, v, mask, c->causal, c->scale, &out, &lse) == EM_OK;
