@@ -20,7 +20,6 @@
 #include "conv_cols.h"
 #include <cblas.h>
 #include <omp.h>
-#include <stdlib.h>
 
 /* C = A' @ B' + beta * C, row-major, A' = A or A^T (ta), B' likewise. */
 static void gemm(em_dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *A, int64_t lda,
@@ -55,12 +54,15 @@ static void apply_bias(em_dtype dt, char *y, const char *bias, int64_t C, int64_
     }
 }
 
-/* One column buffer per thread (NULL size when im2col is the identity). */
-static char *col_buffers(const conv_geom *g, size_t esz, int nt, size_t *each)
+/* One column buffer per thread (size 0 when im2col is the identity), from
+ * Ember's allocator, which keeps large freed blocks: a call does not fault
+ * in fresh pages for its columns. Free with em_cpu_free(p, *total). */
+static char *col_buffers(const conv_geom *g, size_t esz, int nt, size_t *each, size_t *total)
 {
     *each = conv_cols_identity(g) ? 0 : (size_t)(g->C_in * g->K * g->L_out) * esz;
-    char *p = malloc(*each * (size_t)nt + 1);
-    if (!p) em_fail(EM_ERR_MEMORY, "convolution: out of memory allocating %zu bytes of columns", *each * (size_t)nt);
+    *total = *each * (size_t)nt + 64;
+    char *p = em_cpu_alloc(*total);
+    if (!p) em_fail(EM_ERR_MEMORY, "convolution: out of memory allocating %zu bytes of columns", *total);
     return p;
 }
 
@@ -127,8 +129,8 @@ em_status cpu_convolution(const em_call *c)
     char *y = em_tensor_data(c->out[0]);
     const int64_t in_side = g.C_in * g.L_in * (int64_t)esz, out_side = g.C_out * g.L_out * (int64_t)esz;
     const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
-    size_t each;
-    char *buf = col_buffers(&g, esz, nt, &each);
+    size_t each, total;
+    char *buf = col_buffers(&g, esz, nt, &each, &total);
     if (!buf) return EM_ERR_MEMORY;
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int64_t n = 0; n < g.N; n++) {
@@ -138,7 +140,7 @@ em_status cpu_convolution(const em_call *c)
         else
             forward_sample(dt, &g, x + n * in_side, w, bias, y + n * out_side, mine);
     }
-    free(buf);
+    em_cpu_free(buf, total);
     return EM_OK;
 }
 
@@ -162,11 +164,12 @@ em_status cpu_convolution_weight_grad(const em_call *c)
     }
     const char *x = em_tensor_data(X), *go = em_tensor_data(Gr);
     const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
-    size_t each;
-    char *buf = col_buffers(&g, esz, nt, &each);
-    char *partial = buf && nt > 1 ? malloc((size_t)(nt - 1) * (size_t)wnum * esz) : NULL;
+    size_t each, total;
+    char *buf = col_buffers(&g, esz, nt, &each, &total);
+    const size_t pbytes = (size_t)(nt - 1) * (size_t)wnum * esz;
+    char *partial = buf && nt > 1 ? em_cpu_alloc(pbytes) : NULL;
     if (!buf || (nt > 1 && !partial)) {
-        free(buf);
+        if (buf) em_cpu_free(buf, total);
         return em_fail(EM_ERR_MEMORY, "convolution: out of memory for the weight gradient");
     }
     int used = 1; /* threads the runtime gave (at most nt) */
@@ -193,7 +196,7 @@ em_status cpu_convolution_weight_grad(const em_call *c)
                 ((double *)dw)[j] += ((const double *)q)[j];
         }
     }
-    free(partial);
-    free(buf);
+    if (partial) em_cpu_free(partial, pbytes);
+    em_cpu_free(buf, total);
     return EM_OK;
 }

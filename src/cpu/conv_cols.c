@@ -50,7 +50,7 @@ static void tap_range(int64_t n_out, int64_t n_in, int64_t stride, int64_t off, 
 /* One loop nest for both directions: IM2COL copies image taps into a
  * column row (zeros outside the image); COL2IM adds a row back. */
 #define COLS_LOOP(T, NAME, ROW_OUTSIDE, ROW_SPAN)                                                           \
-    static void NAME##_##T(const conv_geom *g, T *restrict col, T *restrict x, int64_t c0, int64_t c1)      \
+    __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void NAME##_##T(const conv_geom *g, T *restrict col, T *restrict x, int64_t c0, int64_t c1)      \
     {                                                                                                       \
         const int64_t L = g->L_out, o1n = g->out[1], o2n = g->out[2];                                       \
         for (int64_t c = c0; c < c1; c++)                                                                   \
@@ -80,16 +80,18 @@ static void tap_range(int64_t n_out, int64_t n_in, int64_t stride, int64_t off, 
                     }                                                                                       \
     }
 
-#define ZERO_SPAN(r, a, b)                                  \
-    do {                                                    \
-        if ((b) > (a)) memset((r) + (a), 0, (size_t)((b) - (a)) * sizeof *(r)); \
+/* Rows are often short (a LeNet row is 10 elements): plain loops, which the
+ * compiler vectorizes, cost less than a memset/memcpy call per row. */
+#define ZERO_SPAN(r, a, b)                                   \
+    do {                                                     \
+        for (int64_t o = (a); o < (b); o++) (r)[o] = 0;      \
     } while (0)
 #define NOTHING(r, a, b) ((void)0)
 /* row[o] <-> xr[o * s + off] for o in [lo, hi) (all taps inside the image) */
 #define GATHER(r, xr, lo, hi, s, off)                                                \
     do {                                                                             \
         if ((s) == 1) {                                                              \
-            if ((hi) > (lo)) memcpy((r) + (lo), (xr) + ((lo) + (off)), (size_t)((hi) - (lo)) * sizeof *(r)); \
+            for (int64_t o = (lo); o < (hi); o++) (r)[o] = (xr)[o + (off)];          \
         } else {                                                                     \
             for (int64_t o = (lo); o < (hi); o++) (r)[o] = (xr)[o * (s) + (off)];    \
         }                                                                            \
