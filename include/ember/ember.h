@@ -15,6 +15,7 @@
 #include "loss.h"
 #include "rnn.h"
 #include "attention.h"
+#include "nn.h"
 #include "optim.h"
 #include "autograd.h"
 #endif

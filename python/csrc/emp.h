@@ -237,6 +237,7 @@ extern PyMethodDef emp_loss_functions[], emp_loss_nn[];
 extern PyMethodDef emp_rnn_functions[], emp_rnn_nn[];
 extern PyMethodDef emp_attention_functions[], emp_attention_nn[];
 extern PyMethodDef emp_optim_functions[], emp_optim_nn[];
+extern PyMethodDef emp_nn_linear_nn[]; /* ember._C._nn.linear (bind_nn_linear.c) */
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */
 void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *const *hidden);

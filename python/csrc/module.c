@@ -212,6 +212,7 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&nn_functions, emp_attention_nn);
     emp_table_add_all(&functions, emp_optim_functions);
     emp_table_add_all(&nn_functions, emp_optim_nn);
+    emp_table_add_all(&nn_functions, emp_nn_linear_nn);
 
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;

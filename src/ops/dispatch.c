@@ -47,7 +47,7 @@ static bool has_autograd(const em_call *c)
 
 em_status em_dispatch(const em_call *c)
 {
-    const em_tensor *first = c->nout ? c->out[0] : c->in[0];
+    const em_tensor *first = c->nout && c->out[0] ? c->out[0] : c->in[0]; /* outputs may be optional */
     em_device dev = first->storage->device;
     for (int k = 0; k < c->nin; k++) {
         if (!c->in[k]) continue;

@@ -1,0 +1,123 @@
+"""A 2-layer LSTM language model training step, Ember vs PyTorch 1.13, each
+in its own process: embedding 10000x256 (index_select of a weight; the
+Embedding module is another family's), nn.LSTM(256, 256, 2), a Linear
+decoder 256 -> 10000, cross-entropy (log_softmax + gather), backward and an
+SGD update; sequence 35, batch 20. Prints sequences/s at 1 and 2 threads and
+the ratio (> 1: Ember is faster), then where the step's time goes: the LSTM
+alone (forward + backward), the decoder + loss alone, the LSTM's GEMMs run
+bare, and (Ember) the fused gate kernels run bare.
+Run: PYTHONPATH=python /usr/bin/python3 bench/bench_rnn.py"""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import PYTHON, TORCH_PRELUDE, blas_core, contention_check, run_torch, torch_env  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# argv[1]: threads. The same program for both libraries (`torch` is Ember's
+# module on Ember's side).
+SCRIPT = r'''
+threads = int(sys.argv[1])
+torch.set_num_threads(threads)
+torch.manual_seed(0)
+V, E, H, T, B = 10000, 256, 256, 35, 20
+emb = (torch.randn(V, E) * 0.1).requires_grad_()
+lstm = torch.nn.LSTM(E, H, 2)
+dec_w = (torch.randn(V, H) * H ** -0.5).requires_grad_()
+dec_b = torch.zeros(V).requires_grad_()
+params = [emb, dec_w, dec_b] + list(lstm.parameters())
+tokens = torch.randint(0, V, (T, B))
+target = torch.randint(0, V, (T * B,))
+
+def embed():
+    return emb.index_select(0, tokens.reshape(-1)).reshape(T, B, E)
+
+def decode_loss(h):
+    logits = torch.addmm(dec_b, h.reshape(T * B, H), dec_w.t())
+    return -torch.log_softmax(logits, 1).gather(1, target.reshape(-1, 1)).mean()
+
+def zero():
+    for p in params: p.grad = None
+
+def step():
+    out, _ = lstm(embed())
+    decode_loss(out).backward()
+    with torch.no_grad():
+        for p in params: p.sub_(p.grad * 0.01)
+    zero()
+
+x_lstm = torch.randn(T, B, E)
+g_lstm = torch.randn(T, B, H)
+def lstm_only():
+    out, _ = lstm(x_lstm)
+    (out * g_lstm).sum().backward()
+    zero()
+
+h_dec = torch.randn(T, B, H, requires_grad=True)
+def decoder_only():
+    decode_loss(h_dec).backward()
+    zero(); h_dec.grad = None
+
+# the LSTM's GEMMs, bare: per layer one input projection (T*B, E) x (E, 4H)
+# and T hidden ones (B, H) x (H, 4H); backward is about twice that
+w4 = torch.randn(4 * H, H)
+xin = torch.randn(T * B, E); hin = torch.randn(B, H)
+def gemms_fwd():
+    for _ in range(2):
+        torch.mm(xin, w4.t())
+        for _ in range(T): torch.mm(hin, w4.t())
+
+def emit(case, fn, budget):
+    print(json.dumps({"case": case, "us": best(fn, budget, 3)}), flush=True)
+step()
+emit("train step", step, 2.0)
+emit("lstm fwd+bwd", lstm_only, 1.0)
+emit("decoder+loss fwd+bwd", decoder_only, 1.0)
+emit("lstm gemms fwd (bare)", gemms_fwd, 0.5)
+if hasattr(torch, "_C") and hasattr(torch._C, "_nn") and hasattr(torch._C._nn, "lstm_gates"):
+    ig = torch.randn(B, 4 * H); hg = torch.randn(B, 4 * H); cx = torch.randn(B, H)
+    def gates():
+        for _ in range(2 * T): torch._C._nn.lstm_gates(ig, hg, cx)
+    def gates_bwd():
+        for _ in range(2 * T): torch._C._nn.lstm_gates_backward(cx, cx, ig, hg, cx)
+    emit("gate kernels fwd (bare, 70 steps)", gates, 0.3)
+    emit("gate kernels bwd (bare, 70 steps)", gates_bwd, 0.3)
+'''
+
+
+def run_ember(threads):
+    env = torch_env(threads)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python")
+    env["EMBER_NUM_THREADS"] = str(threads)
+    code = TORCH_PRELUDE.replace("import json, sys, time, torch", "import json, sys, time\nimport ember as torch")
+    out = subprocess.run([PYTHON, "-c", code + SCRIPT, str(threads)], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+        raise SystemExit("ember benchmark failed")
+    import json
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def main():
+    ok, note = contention_check()
+    print(f"BLAS core: {blas_core()}; {note}")
+    batch = 20
+    for threads in (1, 2):
+        e = {r["case"]: r["us"] for r in run_ember(threads)}
+        t = {r["case"]: r["us"] for r in run_torch(SCRIPT, threads)}
+        es, ts = batch / (e["train step"] * 1e-6), batch / (t["train step"] * 1e-6)
+        print(f"\n{threads} thread(s): train step  ember {e['train step'] / 1e3:8.1f} ms ({es:6.1f} seq/s)   "
+              f"torch {t['train step'] / 1e3:8.1f} ms ({ts:6.1f} seq/s)   ratio {es / ts:.2f}")
+        for case in e:
+            if case == "train step":
+                continue
+            tt = t.get(case)
+            ratio = f"ratio {tt / e[case]:.2f}" if tt else ""
+            torch_ms = f"{tt / 1e3:8.2f} ms" if tt else "       -   "
+            print(f"  {case:36s} ember {e[case] / 1e3:8.2f} ms   torch {torch_ms}   {ratio}")
+
+
+if __name__ == "__main__":
+    main()

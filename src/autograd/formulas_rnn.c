@@ -1,0 +1,73 @@
+/* Backward formulas of the fused recurrent gates (ops/rnn.def): each is its
+ * fused backward op, which recomputes the gates from the saved
+ * pre-activations. The products around the gates (mm/addmm in the cells and
+ * layers) have their own formulas, so weight, input and hidden gradients
+ * come from there.
+ *
+ * Double backward: rnn_gates differentiates twice (under create_graph its
+ * formula is pointwise ops on its saved output). The LSTM and GRU backward
+ * ops refuse to be differentiated (NotImplemented), so create_graph through
+ * those cells fails loudly at the second backward, never silently. */
+#include "formulas_pointwise.h"
+
+EM_BACKWARD(lstm_gates, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INPUT(ig, 0);
+    INPUT(hg, 1);
+    INPUT(cx, 2);
+    em_tensor *dgates = NULL, *dcx = NULL;
+    if (em_lstm_gates_backward(go[0], go[1], ig, hg, cx, &dgates, &dcx)) return em_error_code();
+    X(dgates), X(dcx);
+    GRAD(0, dgates);
+    GRAD(1, dgates);
+    GRAD(2, dcx);
+    DONE();
+}
+
+EM_BACKWARD(gru_gates, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_IN(2))
+{
+    em_arena a = {0};
+    INPUT(ig, 0);
+    INPUT(hg, 1);
+    INPUT(hx, 2);
+    em_tensor *dig = NULL, *dhg = NULL, *dhx = NULL;
+    if (em_gru_gates_backward(G, ig, hg, hx, &dig, &dhg, &dhx)) return em_error_code();
+    X(dig), X(dhg), X(dhx);
+    GRAD(0, dig);
+    GRAD(1, dhg);
+    GRAD(2, dhx);
+    DONE();
+}
+
+/* d/ds act(s) from y = act(s): 1 - y^2 (tanh), y > 0 (relu). Under
+ * create_graph as pointwise ops on the saved output with its history, so
+ * that it differentiates again; else one fused pass. */
+EM_BACKWARD(rnn_gates, EM_SAVE_OUT(0))
+{
+    em_arena a = {0};
+    const bool relu = n->call.i[0] != 0;
+    em_tensor *d;
+    if (em_is_grad_enabled()) {
+        OUTPUT(y, 0);
+        d = relu ? MASKED(X(em_gt(y, S(0)))) : X(em_mul(G, X(em_sub(S(1), X(em_mul(y, y)), 1))));
+    } else {
+        const em_tensor *y = em_node_output(n, 0);
+        if (!y) return em_error_code();
+        d = X(em_rnn_gates_backward(G, y, relu));
+    }
+    GRAD(0, d);
+    GRAD(1, d);
+    DONE();
+}
+
+/* The backward ops themselves: not differentiable (see the top). */
+#define REFUSED(op)                                                                                     \
+    EM_BACKWARD(op, 0)                                                                                  \
+    {                                                                                                   \
+        return em_fail(EM_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented (double "      \
+                       "backward through the fused recurrent cells)", #op);                             \
+    }
+REFUSED(lstm_gates_backward)
+REFUSED(gru_gates_backward)
+REFUSED(rnn_gates_backward)
