@@ -80,6 +80,41 @@ EMP_BIND(convolution, "convolution(Tensor input, Tensor weight, Tensor? bias, in
                                    a->i[6] != 0, output_padding, a->i[8]));
 }
 
+/* The gradient functions (what the backward formulas run), in ember._C._nn:
+ * nd is the kernel's / the input's dims - 2. */
+EMP_BIND(convolution_weight_grad, "convolution_weight_grad(Tensor input, Tensor grad_output, int[] kernel_size, "
+                                  "int[] stride, int[] padding, int[] dilation, bool transposed, int groups)")
+{
+    int64_t k[3], stride[3], padding[3], dilation[3];
+    const int nd = a->nlist[2];
+    if (nd < 1 || nd > 3) {
+        PyErr_Format(PyExc_RuntimeError, "convolution_weight_grad: expected 1 to 3 kernel sizes, got %d", nd);
+        return NULL;
+    }
+    if (geometry_arg(a, 2, nd, "kernel_size", k) || geometry_arg(a, 3, nd, "stride", stride) ||
+        geometry_arg(a, 4, nd, "padding", padding) || geometry_arg(a, 5, nd, "dilation", dilation))
+        return NULL;
+    return emp_wrap(em_convolution_weight_grad(a->t[0], a->t[1], k, nd, stride, padding, dilation, a->i[6] != 0,
+                                               a->i[7]));
+}
+
+EMP_BIND(convolution_input_grad, "convolution_input_grad(Tensor grad_output, Tensor weight, int[] input_size, "
+                                 "int[] stride, int[] padding, int[] dilation, bool transposed, int groups)")
+{
+    int64_t stride[3], padding[3], dilation[3];
+    const int nd = a->nlist[2] - 2;
+    if (nd < 1 || nd > 3) {
+        PyErr_Format(PyExc_RuntimeError, "convolution_input_grad: expected an input_size of 3 to 5 sizes, got %d",
+                     a->nlist[2]);
+        return NULL;
+    }
+    if (geometry_arg(a, 3, nd, "stride", stride) || geometry_arg(a, 4, nd, "padding", padding) ||
+        geometry_arg(a, 5, nd, "dilation", dilation))
+        return NULL;
+    return emp_wrap(em_convolution_input_grad(a->t[0], a->t[1], nd + 2, a->list[2], nd, stride, padding, dilation,
+                                              a->i[6] != 0, a->i[7]));
+}
+
 /* torch._C._nn.im2col / col2im: every geometry list has exactly 2 values. */
 static int pair_arg(emp_args *a, int k, const char *name, int64_t *out)
 {
@@ -117,6 +152,8 @@ PyMethodDef emp_conv_functions[] = {
 };
 
 PyMethodDef emp_conv_nn[] = {
+    EMP_FUNCTION(convolution_weight_grad),
+    EMP_FUNCTION(convolution_input_grad),
     EMP_FUNCTION(im2col),
     EMP_FUNCTION(col2im),
     {NULL},

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import ember
-from helpers import check, rand, to_ember
+from helpers import assert_same, check, rand, to_ember
 
 F_NAMES = {1: 'conv1d', 2: 'conv2d', 3: 'conv3d'}
 T_NAMES = {1: 'conv_transpose1d', 2: 'conv_transpose2d', 3: 'conv_transpose3d'}
@@ -107,6 +107,20 @@ def test_conv_double_backward():
         gx, gw = m.autograd.grad((y * y).sum(), (x, w), create_graph=True)
         return (gx * gx).sum() + (gw * gw).sum()
     check(second, x, w, grad=True, atol=1e-6)
+
+
+def test_gradient_functions_match_autograd():
+    """ember._C._nn.convolution_input_grad / convolution_weight_grad (what the
+    backward formulas run) give torch's gradients."""
+    x, w, g = rand(2, 4, 7, 6, seed=30), rand(6, 2, 3, 2, seed=31), rand(2, 6, 4, 2, seed=32)
+    tx, tw = x.clone().requires_grad_(), w.clone().requires_grad_()
+    y = torch.nn.functional.conv2d(tx, tw, stride=2, padding=(1, 0), dilation=(1, 2), groups=2)
+    gx, gw = torch.autograd.grad(y, (tx, tw), g)
+    nn = ember._C._nn
+    ex = nn.convolution_input_grad(to_ember(g), to_ember(w), list(x.shape), [2, 2], [1, 0], [1, 2], False, 2)
+    ew = nn.convolution_weight_grad(to_ember(x), to_ember(g), [3, 2], [2, 2], [1, 0], [1, 2], False, 2)
+    assert_same(ex, gx, atol=1e-4)
+    assert_same(ew, gw, atol=1e-4)
 
 
 CONV_ERRORS = [
