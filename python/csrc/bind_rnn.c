@@ -127,7 +127,8 @@ EMP_BIND(rnn_recurrence_backward,
     em_tensor *hx[2] = {0}, *bs_c;
     int nstates = emp_tensor_seq(a->obj[7], hx, 2, "rnn_recurrence_backward");
     if (nstates < 0) return NULL;
-    if (nstates < 1) return PyErr_Format(PyExc_RuntimeError, "rnn_recurrence_backward: expected hx to hold (h,) or (h, c)");
+    if (nstates < 1)
+        return PyErr_Format(PyExc_RuntimeError, "rnn_recurrence_backward: expected hx to hold (h,) or (h, c)");
     int64_t nsteps = padded_steps(a->t[4], hx[0]);
     if (batch_sizes_arg(a->t[6], "rnn_recurrence_backward", &bs_c, &nsteps)) return NULL;
     em_rnn_grads g;

@@ -37,7 +37,8 @@ static em_status check_operand(const char *op, const char *name, const em_tensor
     if (!t) return want ? em_fail(EM_ERR_VALUE, "%s: %s is NULL", op, name) : EM_OK;
     if (!want) return em_fail(EM_ERR_VALUE, "%s: %s is not taken in this mode (pass NULL)", op, name);
     if (t->dtype != EM_F32 && t->dtype != EM_F64)
-        return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", op, em_dtype_scalar_name((em_dtype)t->dtype));
+        return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", op,
+                       em_dtype_scalar_name((em_dtype)t->dtype));
     if (t->dtype != ref->dtype)
         return em_fail(EM_ERR_DTYPE, "%s: expected %s to have dtype %s, but got %s", op, name,
                        em_dtype_scalar_name((em_dtype)ref->dtype), em_dtype_scalar_name((em_dtype)t->dtype));
@@ -258,7 +259,10 @@ em_status em_rnn_layer(em_rnn_mode mode, const em_tensor *x, int64_t nsteps, con
      * b_ih: it joins the input projection (the GRU's stays inside r (.)) */
     const bool gru = mode == EM_RNN_GRU;
     em_tensor *bias = NULL, *wih_t = em_t(w->w_ih), *ig = NULL, *out = NULL, *h = NULL, *c = NULL;
-    const em_tensor *b = gru ? w->b_ih : w->b_ih && w->b_hh ? (bias = em_add(w->b_ih, w->b_hh, 1)) : w->b_ih ? w->b_ih : w->b_hh;
+    const em_tensor *b = gru                    ? w->b_ih
+                       : w->b_ih && w->b_hh ? (bias = em_add(w->b_ih, w->b_hh, 1))
+                       : w->b_ih            ? w->b_ih
+                                            : w->b_hh;
     em_status st = wih_t && (b || !(w->b_ih || w->b_hh)) ? EM_OK : em_error_code();
     if (st == EM_OK && !(ig = em_rnn_project(x2, wih_t, b))) st = em_error_code();
     if (st == EM_OK)
