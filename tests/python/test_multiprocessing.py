@@ -21,8 +21,11 @@ ROOT = os.path.join(os.path.dirname(__file__), '..', '..')
 
 
 def snapshot():
-    """(child processes, /dev/shm entries, open descriptors) of this process."""
-    return (len(multiprocessing.active_children()), sorted(os.listdir('/dev/shm')), len(os.listdir('/proc/self/fd')))
+    """(child processes, /dev/shm entries, open descriptors) of this process.
+    Only /dev/shm names Python or Ember could make count: other programs on
+    the machine (another test run, torch) create and remove their own."""
+    shm = sorted(n for n in os.listdir('/dev/shm') if n.startswith(('psm_', 'ember', 'sem.mp')))
+    return len(multiprocessing.active_children()), shm, len(os.listdir('/proc/self/fd'))
 
 
 class Squares(edata.Dataset):
