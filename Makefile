@@ -31,6 +31,13 @@ $(B)/src/cuda/%.o: src/cuda/%.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O3 -Xcompiler -fPIC -Iinclude -c $< -o $@
 endif
+# oneDNN (Debian's libdnnl-dev) is optional too: with its header, float32
+# convolutions run through it (src/cpu/conv_dnnl.c), else im2col + GEMM.
+ifneq ($(wildcard /usr/include/oneapi/dnnl/dnnl.h),)
+CFLAGS_BASE += -DEM_WITH_DNNL
+CFLAGS += -DEM_WITH_DNNL
+LDLIBS += -ldnnl
+endif
 TOBJ := $(TSRC:%.c=$(B)/%.o)
 
 # Sanitizer build of the same sources (tests only).

@@ -75,6 +75,15 @@ em_tensor *em_convolution_weight_grad(const em_tensor *input, const em_tensor *g
                                       const int64_t *padding, const int64_t *dilation, bool transposed,
                                       int64_t groups);
 
+/* ---- the CPU fast path ----------------------------------------------------- */
+/* float32 convolutions and their gradients run through oneDNN when Ember was
+ * built with it (the Makefile finds oneapi/dnnl/dnnl.h), else, and for
+ * float64 or shapes oneDNN refuses, through im2col + GEMM; both give the
+ * same values up to float32 rounding. Turns the oneDNN path on or off for
+ * the whole process (the environment variable EMBER_ONEDNN=0 starts it off)
+ * and returns whether it was on; always false without oneDNN. Thread-safe. */
+bool em_conv_set_onednn(bool on);
+
 /* ---- im2col / col2im (2 spatial dims, as PyTorch) ------------------------- */
 /* F.unfold: input (N, C, H, W) or (C, H, W) -> (N, C * kh * kw, L) or
  * (C * kh * kw, L), L the number of block positions. Arrays of 2; NULL

@@ -16,8 +16,12 @@
  * single-threaded inside each (OpenBLAS's OpenMP build does so in a
  * parallel region). With one sample the loop is serial and BLAS uses the
  * threads. Operands are contiguous, float32 or float64 (the op layer
- * converts); c->i holds em_conv_params. */
+ * converts); c->i holds em_conv_params.
+ *
+ * float32 calls first try oneDNN (conv_dnnl.h): its direct convolutions in
+ * blocked layouts run about twice as fast as im2col + sgemm (bench/bench_conv.py). */
 #include "conv_cols.h"
+#include "conv_dnnl.h"
 #include <cblas.h>
 #include <omp.h>
 
@@ -127,6 +131,14 @@ em_status cpu_convolution(const em_call *c)
     const char *x = em_tensor_data(c->in[0]), *w = em_tensor_data(c->in[1]);
     const char *bias = c->nin > 2 && c->in[2] ? em_tensor_data(c->in[2]) : NULL;
     char *y = em_tensor_data(c->out[0]);
+    if (dt == EM_F32 && conv_dnnl_run(p.transposed ? CONV_DNNL_BACKWARD_DATA : CONV_DNNL_FORWARD, &g, p.nd,
+                                      (const float *)x, (const float *)w, p.transposed ? NULL : (const float *)bias,
+                                      (float *)y)) {
+        if (p.transposed && bias)
+            for (int64_t n = 0; n < g.N; n++)
+                apply_bias(dt, y + n * g.C_in * g.L_in * (int64_t)esz, bias, g.C_in, g.L_in, true);
+        return EM_OK;
+    }
     const int64_t in_side = g.C_in * g.L_in * (int64_t)esz, out_side = g.C_out * g.L_out * (int64_t)esz;
     const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
     size_t each, total;
@@ -163,6 +175,9 @@ em_status cpu_convolution_weight_grad(const em_call *c)
         return EM_OK;
     }
     const char *x = em_tensor_data(X), *go = em_tensor_data(Gr);
+    if (dt == EM_F32 &&
+        conv_dnnl_run(CONV_DNNL_BACKWARD_WEIGHTS, &g, p.nd, (const float *)x, (const float *)go, NULL, (float *)dw))
+        return EM_OK;
     const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
     size_t each, total;
     char *buf = col_buffers(&g, esz, nt, &each, &total);
