@@ -34,6 +34,9 @@ check "Libs.private names openblas, zlib, jansson, OpenMP" \
 check "cc hello.c \$(pkg-config --cflags --libs ember)" \
     sh -c "cc -o '$tmp/hello_pc' tests/install/hello.c \$(pkg-config --cflags --libs ember)"
 check "run the pkg-config build (shared library)" env LD_LIBRARY_PATH="$root/lib" "$tmp/hello_pc"
+check "docs/c_api.md's worked example: cc examples/train_classifier.c \$(pkg-config --cflags --libs ember) -lm" \
+    sh -c "cc -o '$tmp/train_classifier' examples/train_classifier.c \$(pkg-config --cflags --libs ember) -lm"
+check "run it" env LD_LIBRARY_PATH="$root/lib" "$tmp/train_classifier"
 check "static link: libember.a + \$(pkg-config --static --libs ember)" \
     sh -c "cc -o '$tmp/hello_static' tests/install/hello.c \$(pkg-config --cflags ember) '$root/lib/libember.a' \$(pkg-config --static --libs ember | sed 's/ -lember / /')"
 check "the static build does not need libember.so" sh -c "! readelf -d '$tmp/hello_static' | grep -q libember"
