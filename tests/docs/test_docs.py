@@ -48,6 +48,8 @@ def run(cmd, **kw):
 
 
 with tempfile.TemporaryDirectory() as tmp:
+    # build/libember.so has the soname libember.so.0: give the loader that name.
+    os.symlink(os.path.abspath('build/libember.so'), os.path.join(tmp, 'libember.so.0'))
     for doc in DOCS:
         for kind, ref, lang, code, line in blocks(doc):
             where = f'{doc}:{line}'
@@ -66,7 +68,7 @@ with tempfile.TemporaryDirectory() as tmp:
                 exe = c[:-2]
                 open(c, 'w').write(src)
                 ok, out = run(['cc', *CFLAGS, '-o', exe, c, 'build/libember.so',
-                               '-Wl,-rpath,' + os.path.abspath('build')])
+                               '-Wl,-rpath,' + tmp])
                 if ok:
                     ok, out = run([exe])
                 report(ok, f'{where}: the C snippet compiles and runs', f'{out}\n--- source:\n{src}')
