@@ -12,6 +12,10 @@ CFLAGS  := $(CFLAGS_BASE) -O2
 KFLAGS  := -O3 -fno-trapping-math
 LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lz -ljansson -lm -fopenmp
 B       := build
+# The library's version (as setup.py's): libember.so.$(VERSION), soname
+# libember.so.$(SOVERSION).
+VERSION   := 0.1.0
+SOVERSION := 0
 
 SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c src/nn/*.c src/optim/*.c src/io/*.c)
 TSRC := $(wildcard tests/c/*.c)
@@ -54,7 +58,7 @@ PYEXT   := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_va
 PYMOD   := python/ember/_C$(PYEXT)
 PYOBJ   := $(patsubst %.c,$(B)/%.o,$(wildcard python/csrc/*.c))
 
-.PHONY: all deps test test-c test-asan test-fuzz demo bench docs clean
+.PHONY: all deps test test-c test-asan test-fuzz demo bench docs clean install uninstall
 all: $(B)/libember.so $(B)/libember.a $(B)/test_ember $(EXAMPLES) $(B)/opdoc $(PYMOD)
 
 $(B)/python/csrc/%.o: python/csrc/%.c
@@ -80,7 +84,7 @@ $(AB)/%.o: %.c
 	$(CC) $(CFLAGS_BASE) -O1 $(ASAN) -DEM_NO_CLONES -c $< -o $@
 
 $(B)/libember.so: $(OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libember.so.$(SOVERSION) -o $@ $^ $(LDLIBS)
 $(B)/libember.a: $(OBJ)
 	ar rcs $@ $^
 $(B)/test_ember: $(TOBJ) $(B)/libember.a
@@ -128,6 +132,37 @@ bench: deps
 
 $(B)/bench_%: bench/bench_%.c $(B)/libember.a
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libember.a $(LDLIBS)
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the C library for other
+# programs: headers (with the .def tables they include), libember.a,
+# libember.so with its soname links, ember.pc for pkg-config and a CMake
+# package (find_package(Ember) -> target Ember::ember). Libs.private is
+# this Makefile's LDLIBS, so `pkg-config --static` links what we link.
+PREFIX     ?= /usr/local
+LIBDIR     := $(PREFIX)/lib
+INCLUDEDIR := $(PREFIX)/include
+CMAKEDIR   := $(LIBDIR)/cmake/Ember
+SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+            -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOVERSION@|$(SOVERSION)|g' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|g'
+install: $(B)/libember.so $(B)/libember.a
+	install -d $(DESTDIR)$(INCLUDEDIR)/ember/ops $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)
+	install -m 644 include/ember/*.h include/ember/*.def $(DESTDIR)$(INCLUDEDIR)/ember/
+	install -m 644 include/ember/ops/*.def $(DESTDIR)$(INCLUDEDIR)/ember/ops/
+	install -m 644 $(B)/libember.a $(DESTDIR)$(LIBDIR)/libember.a
+	install -m 755 $(B)/libember.so $(DESTDIR)$(LIBDIR)/libember.so.$(VERSION)
+	ln -sf libember.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libember.so.$(SOVERSION)
+	ln -sf libember.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libember.so
+	$(SUBST) tools/ember.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ember.pc
+	$(SUBST) tools/EmberConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/EmberConfig.cmake
+	$(SUBST) tools/EmberConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/EmberConfigVersion.cmake
+	@echo "installed Ember $(VERSION) under $(DESTDIR)$(PREFIX)"
+
+uninstall:
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ember $(DESTDIR)$(CMAKEDIR)
+	rm -f $(DESTDIR)$(LIBDIR)/libember.a $(DESTDIR)$(LIBDIR)/libember.so \
+	      $(DESTDIR)$(LIBDIR)/libember.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libember.so.$(VERSION) \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/ember.pc
+	rmdir $(DESTDIR)$(LIBDIR)/cmake 2>/dev/null || true
 
 clean:
 	rm -rf $(B) $(PYMOD)

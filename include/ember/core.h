@@ -1,6 +1,6 @@
 /* Ember's core C API: dtypes, devices, errors, tensors and their views.
  *
- * Conventions (see docs/c-api.md):
+ * Conventions (see docs/c_api.md):
  * - A function returning `em_tensor *` returns a NEW reference; release it
  *   with em_release(). Tensor arguments are BORROWED.
  * - NULL (or a nonzero em_status) means failure: em_last_error() holds a
