@@ -256,6 +256,7 @@ static options parse_options(int argc, char **argv)
 int main(int argc, char **argv)
 {
     options o = parse_options(argc, argv);
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, even in a pipe */
     if (o.threads) em_set_num_threads(o.threads);
     em_manual_seed(0);
     em_tensor *train_x, *train_y, *test_x, *test_y, *params[NPARAMS];
