@@ -90,7 +90,9 @@ def test_killed_worker_raises_quickly():
     with pytest.raises(RuntimeError, match='killed by signal: SIGKILL'):
         for _ in it:
             pass
-    assert time.monotonic() - start < 2.0
+    # no hang: the loader notices at once (about 0.2 s here); the bound is
+    # loose because CI machines may be loaded
+    assert time.monotonic() - start < 10.0
     del it
     assert snapshot() == before
 
