@@ -121,7 +121,8 @@ $(B)/fuzz_%: tests/fuzz/fuzz_%.c src/io/%.c $(B)/libember.a
 test-fuzz: $(FUZZ)
 	@sh tools/replay_fuzz_corpus.sh
 
-demo: deps
+demo:
+	@sh tools/deps.sh demo
 	@$(MAKE) --no-print-directory -j$$(nproc) all
 	@sh tools/run_demo.sh
 

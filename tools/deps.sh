@@ -1,7 +1,10 @@
 #!/bin/sh
 # Installs what the build, tests and benchmarks need (Debian packages):
-# with apt-get as root, else prints the one command to run.
-PKGS="build-essential clang cmake pkg-config libjansson-dev libopenblas-openmp-dev libdnnl-dev zlib1g-dev python3 python3-dev python3-numpy python3-pytest python3-torch"
+# with apt-get as root, else prints the one command to run. Idempotent:
+# installs only what is missing. `deps.sh demo` adds the demo's extras
+# (a progress bar and the plot; the demo runs without them too).
+PKGS="build-essential clang cmake pkg-config libjansson-dev libopenblas-openmp-dev libdnnl-dev zlib1g-dev python3 python3-dev python3-numpy python3-pytest python3-torch dataset-fashion-mnist"
+[ "$1" = demo ] && PKGS="$PKGS python3-tqdm python3-matplotlib"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
