@@ -73,6 +73,38 @@ em_tensor *em_embedding_dense_backward(const em_tensor *grad, const em_tensor *i
  * exceeds max_norm is scaled by max_norm / (norm + 1e-7). */
 em_status em_embedding_renorm_(em_tensor *weight, const em_tensor *indices, double max_norm, double norm_type);
 
+/* embedding_bag: sums, means or maxima (mode EM_BAG_SUM / MEAN / MAX) of the
+ * weight (V, D) rows named by each bag of indices (1-d, int64 or int32).
+ * offsets (1-d, integer) start the bags: offsets[0] == 0, non-decreasing,
+ * at most N; B = numel(offsets) bags, or numel - 1 when include_last_offset
+ * (then offsets[-1], the end of the last bag, must be N). Entries equal to
+ * padding_idx (< 0: none) are skipped: a mean divides by the non-padding
+ * count, an empty bag gives zeros. per_sample_weights (N values of weight's
+ * dtype, or NULL) scale each row, sum mode only. scale_grad_by_freq divides
+ * each row's gradient by its index's count (sum and mean, as PyTorch).
+ * Floating weight (float16 computes through float32). *out (B, D); the other
+ * outputs (each may be NULL when not wanted) are PyTorch's: *offset2bag (N,
+ * the bag of each entry), *bag_size (B: non-padding counts; zeros in sum
+ * mode), *max_indices ((B, D) argmax rows in max mode, else bag_size's
+ * values). RuntimeError for bad offsets or an index outside [0, V). */
+enum { EM_BAG_SUM, EM_BAG_MEAN, EM_BAG_MAX };
+em_status em_embedding_bag(const em_tensor *weight, const em_tensor *indices, const em_tensor *offsets, int mode,
+                           const em_tensor *per_sample_weights, bool include_last_offset, int64_t padding_idx,
+                           bool scale_grad_by_freq, em_tensor **out, em_tensor **offset2bag, em_tensor **bag_size,
+                           em_tensor **max_indices);
+/* The weight gradient (num_weights, D) of em_embedding_bag from grad (B, D)
+ * and the forward's indices, offset2bag, bag_size, per_sample_weights (sum
+ * mode, or NULL) and max_indices (max mode, else NULL). */
+em_tensor *em_embedding_bag_backward(const em_tensor *grad, const em_tensor *indices, const em_tensor *offset2bag,
+                                     const em_tensor *bag_size, const em_tensor *per_sample_weights,
+                                     const em_tensor *max_indices, int64_t num_weights, int mode,
+                                     int64_t padding_idx, bool scale_grad_by_freq);
+
+/* pdist: the p-norm distances (p >= 0) between the rows of x (N, M, floating),
+ * pairs i < j in row-major order: a tensor of N (N - 1) / 2 values. A
+ * composite of recorded ops; the gradient is 0 at a zero distance. */
+em_tensor *em_pdist(const em_tensor *x, double p);
+
 /* ---- distances -------------------------------------------------------------------- */
 /* cosine_similarity along dim of x1, x2 broadcast together:
  * sum(x1 x2) / sqrt(max(|x1|^2 |x2|^2, eps^2)). Floating result. */

@@ -117,6 +117,27 @@ EMP_BIND(embedding_dense_backward, "embedding_dense_backward(Tensor grad_output,
     return emp_wrap(em_embedding_dense_backward(a->t[0], a->t[1], a->i[2], a->i[3], a->i[4]));
 }
 
+/* embedding_bag(...) -> (output, offset2bag, bag_size, max_indices), as torch's */
+EMP_BIND(embedding_bag, "embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, "
+                        "int mode=0, bool sparse=False, Tensor? per_sample_weights=None, "
+                        "bool include_last_offset=False, int? padding_idx=None)")
+{
+    if (a->i[5]) return PyErr_Format(PyExc_NotImplementedError, "embedding_bag: sparse gradients are not supported by Ember");
+    em_tensor *r[4];
+    if (em_embedding_bag(a->t[0], a->t[1], a->t[2], (int)a->i[4], a->has[6] ? a->t[6] : NULL, a->i[7],
+                         a->has[8] ? a->i[8] : -1, a->i[3], &r[0], &r[1], &r[2], &r[3]))
+        return emp_raise();
+    return emp_wrap_tuple(4, r);
+}
+EMP_BIND(embedding_bag_backward, "embedding_bag_backward(Tensor grad, Tensor indices, Tensor offset2bag, "
+                                 "Tensor bag_size, Tensor? per_sample_weights, Tensor? max_indices, int num_weights, "
+                                 "int mode, int padding_idx, bool scale_grad_by_freq)")
+{
+    return emp_wrap(em_embedding_bag_backward(a->t[0], a->t[1], a->t[2], a->t[3], a->has[4] ? a->t[4] : NULL,
+                                              a->has[5] ? a->t[5] : NULL, a->i[6], (int)a->i[7], a->i[8], a->i[9]));
+}
+EMP_BIND(pdist, "pdist(Tensor input, float p=2)") { return emp_wrap(em_pdist(a->t[0], a->d[1])); }
+
 /* ---- distances ----------------------------------------------------------------------------- */
 EMP_BIND(cosine_similarity, "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08)")
 {
@@ -134,7 +155,7 @@ PyMethodDef emp_nnact_functions[] = {
     EMP_FUNCTION(dropout), EMP_FUNCTION(dropout_), EMP_FUNCTION(feature_dropout), EMP_FUNCTION(feature_dropout_),
     EMP_FUNCTION(alpha_dropout), EMP_FUNCTION(alpha_dropout_), EMP_FUNCTION(feature_alpha_dropout),
     EMP_FUNCTION(feature_alpha_dropout_), EMP_FUNCTION(native_dropout), EMP_FUNCTION(embedding),
-    EMP_FUNCTION(embedding_renorm_), EMP_FUNCTION(cosine_similarity), EMP_FUNCTION(pairwise_distance),
+    EMP_FUNCTION(embedding_renorm_), EMP_FUNCTION(embedding_bag), EMP_FUNCTION(pdist), EMP_FUNCTION(cosine_similarity), EMP_FUNCTION(pairwise_distance),
     {NULL},
 };
 
@@ -147,6 +168,6 @@ PyMethodDef emp_nnact_nn[] = {
     EMP_FUNCTION(glu), EMP_FUNCTION(softshrink), EMP_FUNCTION(softsign), EMP_FUNCTION(tanhshrink),
     EMP_FUNCTION(elu_), EMP_FUNCTION(leaky_relu_), EMP_FUNCTION(hardtanh_), EMP_FUNCTION(relu6_),
     EMP_FUNCTION(silu_), EMP_FUNCTION(mish_), EMP_FUNCTION(hardsigmoid_), EMP_FUNCTION(hardswish_),
-    EMP_FUNCTION(embedding_dense_backward),
+    EMP_FUNCTION(embedding_dense_backward), EMP_FUNCTION(embedding_bag_backward),
     {NULL},
 };

@@ -89,3 +89,77 @@ EM_BACKWARD(embedding_dense_backward, EM_SAVE_IN(1))
     GRAD(0, X(em_embedding(gg, idx, -1, false)));
     DONE();
 }
+
+/* embedding_bag: the weight's gradient by the backward op; per_sample_weights'
+ * is the dot of each entry's weight row with its bag's gradient (0 at padding) */
+EM_BACKWARD(embedding_bag, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_IN(3) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2) |
+                               EM_SAVE_OUT(3))
+{
+    em_arena a = {0};
+    INPUT(w, 0);
+    INPUT(idx, 1);
+    OUTPUT(o2b, 1);
+    OUTPUT(size, 2);
+    const int mode = (int)n->call.i[0];
+    const int64_t pad = n->call.i[2];
+    const em_tensor *psw = NULL;
+    if (n->in_geom[3].ndim == 1) { /* per_sample_weights were given */
+        psw = em_node_input(n, 3);
+        if (!psw) return em_arena_end(&a), em_error_code();
+    }
+    em_tensor *maxi = NULL;
+    if (mode == EM_BAG_MAX) {
+        OUTPUT(m, 3);
+        maxi = m;
+    }
+    if (em_node_needs_grad(n, 0))
+        GRAD(0, X(em_embedding_bag_backward(G, idx, o2b, size, psw, maxi, em_size(w, 0), mode, pad, n->call.i[3] != 0)));
+    if (psw && em_node_needs_grad(n, 3)) {
+        em_tensor *dots = X(em_sum(X(em_mul(X(em_embedding(G, o2b, -1, false)), X(em_embedding(w, idx, -1, false)))), 1,
+                                   (int[]){1}, false, EM_DTYPE_NONE));
+        GRAD(3, pad < 0 ? dots : X(em_where(X(em_eq(idx, X(em_scalar_int(pad)))), S(0), dots)));
+    }
+    DONE();
+}
+
+/* embedding_bag_backward is linear in grad and in per_sample_weights: its
+ * adjoint reads the incoming (V, D) gradient gg back at each entry's row
+ * (scaled as the forward scaled it) and sums the rows into their bags; in max
+ * mode it gathers gg at the argmax rows of the non-empty bags. */
+EM_BACKWARD(embedding_bag_backward, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_IN(2) | EM_SAVE_IN(3) | EM_SAVE_IN(4) |
+                                        EM_SAVE_IN(5))
+{
+    em_arena a = {0};
+    INPUT(grad, 0);
+    INPUT(idx, 1);
+    INPUT(o2b, 2);
+    INPUT(size, 3);
+    const int64_t nw = n->call.i[0], mode = n->call.i[1], pad = n->call.i[2], nb = em_size(grad, 0);
+    em_tensor *gg = G;
+    if (mode == EM_BAG_MAX) {
+        INPUT(maxi, 5);
+        em_tensor *nonempty = X(em_unsqueeze(X(em_gt(size, X(em_scalar_int(0)))), 1));
+        GRAD(0, X(em_where(nonempty, X(em_gather(gg, 0, maxi)), S(0))));
+        DONE();
+    }
+    const em_tensor *psw = NULL;
+    if (n->in_geom[4].ndim == 1) {
+        psw = em_node_input(n, 4);
+        if (!psw) return em_arena_end(&a), em_error_code();
+    }
+    if (n->call.i[3]) { /* divided by each index's count, at least 1 */
+        const int64_t ones_shape[2] = {em_numel(idx), 1};
+        em_tensor *ones = X(em_ones(2, ones_shape, em_dtype_of(G)));
+        gg = X(em_div(gg, X(em_clamp(X(em_embedding_dense_backward(ones, idx, nw, -1, false)), 1, NAN))));
+    }
+    em_tensor *rows = X(em_embedding(gg, idx, -1, false)); /* (N, D) */
+    if (pad >= 0) rows = X(em_where(X(em_unsqueeze(X(em_eq(idx, X(em_scalar_int(pad)))), 1)), S(0), rows));
+    if (psw && em_node_needs_grad(n, 4))
+        GRAD(4, X(em_sum(X(em_mul(rows, X(em_embedding(grad, o2b, -1, false)))), 1, (int[]){1}, false, EM_DTYPE_NONE)));
+    em_tensor *scaled = rows;
+    if (psw) scaled = X(em_mul(rows, X(em_unsqueeze(psw, 1))));
+    if (mode == EM_BAG_MEAN)
+        scaled = X(em_div(scaled, X(em_clamp(X(em_embedding(X(em_unsqueeze(size, 1)), o2b, -1, false)), 1, NAN))));
+    GRAD(0, X(em_embedding_dense_backward(scaled, o2b, nb, -1, false)));
+    DONE();
+}

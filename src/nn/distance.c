@@ -54,3 +54,38 @@ em_tensor *em_pairwise_distance(const em_tensor *x1, const em_tensor *x2, double
     em_release(e), em_release(diff), em_release(shifted);
     return r;
 }
+
+/* The inf-norm of each row of d with PyTorch's pdist gradient: every entry
+ * that ties for the maximum gets sign(d) in full (a norm's would share it):
+ * max + sum((|d| - detach(|d|)) * [|d| == max]), whose value is the max. */
+static em_tensor *inf_norm_rows(const em_tensor *d)
+{
+    int last = 1;
+    em_tensor *ad = em_abs(d), *m = ad ? em_amax(ad, 1, &last, true) : NULL, *at = m ? em_detach(ad) : NULL;
+    em_tensor *mt = at ? em_detach(m) : NULL, *tie = mt ? em_eq(at, mt) : NULL, *dev = tie ? em_sub(ad, at, 1) : NULL;
+    em_tensor *part = dev ? em_mul(dev, tie) : NULL, *sum = part ? em_sum(part, 1, &last, false, EM_DTYPE_NONE) : NULL;
+    em_tensor *flat = sum ? em_squeeze_dim(mt, 1) : NULL, *r = flat ? em_add(flat, sum, 1) : NULL;
+    em_release(ad), em_release(m), em_release(at), em_release(mt), em_release(tie), em_release(dev);
+    em_release(part), em_release(sum), em_release(flat);
+    return r;
+}
+
+/* pdist: rows i < j of x gathered by triu_indices, their difference's p-norm.
+ * The norm's gradient is 0 where a difference is all zeros, as PyTorch's
+ * pdist backward gives. */
+em_tensor *em_pdist(const em_tensor *x, double p)
+{
+    if (!x) return em_error(EM_ERR_VALUE, "pdist: input is NULL");
+    if (x->ndim != 2) return em_error(EM_ERR_SHAPE, "pdist only supports 2D tensors, got: %dD", x->ndim);
+    if (!em_dtype_is_float((em_dtype)x->dtype)) return em_error(EM_ERR_DTYPE, "pdist only supports floating-point dtypes");
+    if (!(p >= 0)) return em_error(EM_ERR_SHAPE, "pdist only supports non-negative p values");
+    const int64_t rows = x->sizes[0];
+    em_tensor *pairs = em_triu_indices(rows, rows, 1, EM_I64);
+    em_tensor *first = pairs ? em_select(pairs, 0, 0) : NULL, *second = first ? em_select(pairs, 0, 1) : NULL;
+    em_tensor *a = second ? em_index_select(x, 0, first) : NULL, *b = a ? em_index_select(x, 0, second) : NULL;
+    em_tensor *diff = b ? em_sub(a, b, 1) : NULL;
+    int last = 1;
+    em_tensor *r = !diff ? NULL : isinf(p) ? inf_norm_rows(diff) : em_norm(diff, p, 1, &last, false, EM_DTYPE_NONE);
+    em_release(pairs), em_release(first), em_release(second), em_release(a), em_release(b), em_release(diff);
+    return r;
+}

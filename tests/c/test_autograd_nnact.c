@@ -176,3 +176,79 @@ TEST(gradcheck_distances)
     }
     RELEASE(a, b);
 }
+
+typedef struct {
+    const em_tensor *idx, *off;
+    int mode;
+    int64_t pad;
+    bool freq, weighted;
+} bag_case;
+/* in: weight (and per_sample_weights when weighted) */
+static em_tensor *f_bag(em_tensor *const *in, const void *ctx)
+{
+    const bag_case *c = ctx;
+    em_tensor *y = NULL;
+    em_embedding_bag(in[0], c->idx, c->off, c->mode, c->weighted ? in[1] : NULL, false, c->pad, c->freq, &y, NULL,
+                     NULL, NULL);
+    return y;
+}
+/* in: grad (B, D) (and per_sample_weights): the backward op through a forward's bag tensors */
+static em_tensor *f_bag_backward(em_tensor *const *in, const void *ctx)
+{
+    const bag_case *c = ctx;
+    em_tensor *w = em_ones(SHAPE(6, 4), EM_F64), *y, *o2b, *size, *maxi;
+    em_tensor *gw = NULL;
+    em_set_grad_enabled(false);
+    em_status st = em_embedding_bag(w, c->idx, c->off, c->mode, NULL, false, c->pad, c->freq, &y, &o2b, &size, &maxi);
+    em_set_grad_enabled(true);
+    if (!st)
+        gw = em_embedding_bag_backward(in[0], c->idx, o2b, size, c->weighted ? in[1] : NULL,
+                                       c->mode == EM_BAG_MAX ? maxi : NULL, 6, c->mode, c->pad, c->freq);
+    if (!st) RELEASE(y, o2b, size, maxi);
+    em_release(w);
+    return gw;
+}
+
+TEST(gradcheck_embedding_bag)
+{
+    GRAD_COVER(EM_OP_embedding_bag, EM_OP_embedding_bag_backward);
+    em_tensor *idx = tt(EM_I64, SHAPE(7), (double[]){1, 3, 1, 0, 2, 3, 5}), *off = tt(EM_I64, SHAPE(4), (double[]){0, 2, 2, 5});
+    /* (gradgradcheck wants leaves: a view's history is released by its non-retaining backward passes) */
+    em_tensor *wt = leaf(SHAPE(4, 6), -1, 1), *wv = em_transpose(wt, 0, 1), *w = leaf(SHAPE(6, 4), -1, 1);
+    em_tensor *psw = leaf(SHAPE(7), -1, 1);
+    em_tensor *g = leaf(SHAPE(4, 4), -1, 1);
+    for (int k = 0; k < 8; k++) {
+        bag_case c = {idx, off, k % 3, k & 4 ? 3 : -1, false, k == 3 || k == 6};
+        em_tensor *in[2] = {wv, psw};
+        CHECK(gradcheck("embedding_bag", f_bag, 1 + c.weighted, in, &c));
+        in[0] = w;
+        CHECK(gradgradcheck("embedding_bag", f_bag, 1 + c.weighted, in, &c));
+        in[0] = g;
+        c.freq = c.mode != EM_BAG_MAX && (k & 1);
+        CHECK(gradcheck("embedding_bag_backward", f_bag_backward, 1 + c.weighted, in, &c));
+        CHECK(gradgradcheck("embedding_bag_backward", f_bag_backward, 1 + c.weighted, in, &c));
+    }
+    RELEASE(idx, off, wt, wv, w, psw, g);
+}
+
+static em_tensor *f_pdist(em_tensor *const *in, const void *ctx) { return em_pdist(in[0], *(const double *)ctx); }
+
+TEST(gradcheck_pdist)
+{
+    em_tensor *x = leaf(SHAPE(4, 3), -1, 1);
+    const double ps[] = {0.5, 1, 2, 3, INFINITY};
+    for (int k = 0; k < 5; k++) CHECK(gradcheck("pdist", f_pdist, 1, &x, &ps[k]));
+    /* rows 0 and 1 equal: the gradient at the zero distance is 0, as PyTorch's */
+    em_tensor *z = tt(EM_F64, SHAPE(3, 2), (double[]){1, 2, 1, 2, 0, 3});
+    em_set_requires_grad(z, true);
+    for (int k = 0; k < 5; k++) {
+        em_tensor *y = em_pdist(z, ps[k]), *s = y ? em_sum(y, 0, NULL, false, EM_DTYPE_NONE) : NULL, *gz = NULL;
+        CHECK(s && em_autograd_grad(1, &s, NULL, 1, &z, false, false, false, &gz) == EM_OK);
+        for (int i = 0; gz && i < 6; i++) CHECK(isfinite(tval(gz, i)));
+        /* d/dz0: only the (0, 2) pair, (1, -1) / 2^(1 - 1/p); inf: both tied entries in full */
+        const double want = ps[k] == 0.5 ? 2 : isinf(ps[k]) ? 1 : pow(2, 1 / ps[k] - 1);
+        if (gz) CHECK(fabs(tval(gz, 0) - want) < 1e-12 && fabs(tval(gz, 1) + want) < 1e-12);
+        RELEASE(y, s, gz);
+    }
+    RELEASE(x, z);
+}

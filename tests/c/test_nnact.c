@@ -301,3 +301,128 @@ TEST(nnact_distances)
     CHECK_ERR(em_cosine_similarity(a, b, 2, 1e-8), EM_ERR_INDEX);
     RELEASE(a, b, cs, pd, pk, ia);
 }
+
+/* embedding_bag against a naive reference over the bags {1, 2}, {}, {4, 5, 4}, {3, 2, 9, 0}:
+ * every mode, padding 2 or none, weights, a transposed weight, int32 indices */
+static void bag_reference(const em_tensor *w, const int64_t *idx, const int64_t *off, int nb, int n, int mode,
+                          const double *psw, int64_t pad, double *out, int64_t *size)
+{
+    for (int b = 0; b < nb; b++) {
+        int lo = (int)off[b], hi = b + 1 < nb ? (int)off[b + 1] : n, count = 0;
+        for (int j = 0; j < 3; j++) out[b * 3 + j] = 0;
+        for (int i = lo; i < hi; i++) {
+            if (idx[i] == pad) continue;
+            for (int j = 0; j < 3; j++) {
+                double v = tval(w, idx[i] * 3 + j);
+                if (mode == EM_BAG_MAX) out[b * 3 + j] = count == 0 || v > out[b * 3 + j] ? v : out[b * 3 + j];
+                else out[b * 3 + j] += v * (psw ? psw[i] : 1);
+            }
+            count++;
+        }
+        for (int j = 0; j < 3 && mode == EM_BAG_MEAN && count; j++) out[b * 3 + j] /= count;
+        size[b] = mode == EM_BAG_SUM ? 0 : count;
+    }
+}
+
+TEST(nnact_embedding_bag)
+{
+    COVER(EM_OP_embedding_bag, EM_OP_embedding_bag_backward);
+    const int64_t iv[9] = {1, 2, 4, 5, 4, 3, 2, 9, 0}, ov[4] = {0, 2, 2, 5};
+    const double pv[9] = {0.5, -1, 2, 1, 0.25, 3, -2, 1, 1.5};
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 8; k++) {
+            const int mode = k % 3, layout = k % 2 ? 1 : 0;
+            const int64_t pad = k & 4 ? 2 : -1;
+            em_tensor *w = tlayout(floats[d], SHAPE(10, 3), layout, -1, 1);
+            em_tensor *idx = tt(k & 2 ? EM_I32 : EM_I64, SHAPE(9), (double[]){1, 2, 4, 5, 4, 3, 2, 9, 0});
+            em_tensor *off = tt(EM_I64, SHAPE(4), (double[]){0, 2, 2, 5});
+            em_tensor *psw = mode == EM_BAG_SUM && k != 0 ? tt(floats[d], SHAPE(9), pv) : NULL;
+            em_tensor *y, *o2b, *size, *maxi;
+            CHECK(em_embedding_bag(w, idx, off, mode, psw, false, pad, false, &y, &o2b, &size, &maxi) == EM_OK);
+            double want[12];
+            int64_t wsize[4];
+            bag_reference(w, iv, ov, 4, 9, mode, psw ? pv : NULL, pad, want, wsize);
+            CHECK(tshape_is(y, SHAPE(4, 3)) && em_dtype_of(y) == floats[d] && tclose(y, want, trtol(floats[d]), 1e-6));
+            CHECK(tclose(o2b, (double[]){0, 0, 2, 2, 2, 3, 3, 3, 3}, 0, 0));
+            for (int b = 0; b < 4; b++) CHECK(tval(size, b) == wsize[b]);
+            if (mode == EM_BAG_MAX) { /* argmax rows give the maxima; an empty bag's are 0 */
+                CHECK(tshape_is(maxi, SHAPE(4, 3)));
+                for (int b = 0; b < 4; b++)
+                    for (int j = 0; j < 3; j++)
+                        CHECK(wsize[b] ? tval(w, (int64_t)tval(maxi, b * 3 + j) * 3 + j) == want[b * 3 + j]
+                                       : tval(maxi, b * 3 + j) == 0);
+            }
+            /* the weight gradient against a reference */
+            em_tensor *g = tlayout(floats[d], SHAPE(4, 3), layout, -1, 1);
+            for (int freq = 0; freq < (mode == EM_BAG_MAX ? 1 : 2); freq++) {
+                em_tensor *gw = em_embedding_bag_backward(g, idx, o2b, size, psw, mode == EM_BAG_MAX ? maxi : NULL,
+                                                          10, mode, pad, freq);
+                double acc[30] = {0}, counts[10] = {0};
+                for (int i = 0; i < 9; i++) counts[iv[i]]++;
+                if (mode == EM_BAG_MAX) {
+                    for (int b = 0; b < 4; b++)
+                        for (int j = 0; j < 3 && wsize[b]; j++) acc[(int64_t)tval(maxi, b * 3 + j) * 3 + j] += tval(g, b * 3 + j);
+                } else {
+                    for (int i = 0; i < 9; i++) {
+                        int b = (int)tval(o2b, i);
+                        if (iv[i] == pad) continue;
+                        double s = (psw ? pv[i] : 1) / (mode == EM_BAG_MEAN ? wsize[b] : 1) / (freq ? counts[iv[i]] : 1);
+                        for (int j = 0; j < 3; j++) acc[iv[i] * 3 + j] += tval(g, b * 3 + j) * s;
+                    }
+                }
+                CHECK(gw && tshape_is(gw, SHAPE(10, 3)) && tclose(gw, acc, trtol(floats[d]), 1e-6));
+                em_release(gw);
+            }
+            RELEASE(w, idx, off, psw, y, o2b, size, maxi, g);
+        }
+    /* include_last_offset: offsets end with N; float16 through float32 */
+    em_tensor *w = trand(EM_F16, SHAPE(10, 3), -1, 1), *idx = tt(EM_I64, SHAPE(4), (double[]){1, 2, 3, 4});
+    em_tensor *off = tt(EM_I64, SHAPE(3), (double[]){0, 1, 4}), *y, *o2b;
+    CHECK(em_embedding_bag(w, idx, off, EM_BAG_SUM, NULL, true, -1, false, &y, &o2b, NULL, NULL) == EM_OK);
+    CHECK(tshape_is(y, SHAPE(2, 3)) && em_dtype_of(y) == EM_F16 && tclose(o2b, (double[]){0, 1, 1, 1}, 0, 0));
+    CHECK(fabs(tval(y, 3) - (tval(w, 6) + tval(w, 9) + tval(w, 12))) < 1e-2);
+    em_tensor *out, *bad[4] = {tt(EM_I64, SHAPE(2), (double[]){1, 2}), tt(EM_I64, SHAPE(3), (double[]){0, 3, 2}),
+                               tt(EM_I64, SHAPE(2), (double[]){0, 5}), tt(EM_I64, SHAPE(4), (double[]){1, 2, 3, 10})};
+    for (int k = 0; k < 3; k++) CHECK_ERR(em_embedding_bag(w, idx, bad[k], 0, NULL, false, -1, false, &out, NULL, NULL, NULL), EM_ERR_RUNTIME);
+    CHECK_ERR(em_embedding_bag(w, bad[3], off, 0, NULL, false, -1, false, &out, NULL, NULL, NULL), EM_ERR_RUNTIME);
+    CHECK_ERR(em_embedding_bag(w, idx, bad[1], 0, NULL, true, -1, false, &out, NULL, NULL, NULL), EM_ERR_RUNTIME);
+    CHECK_ERR(em_embedding_bag(w, idx, off, 3, NULL, false, -1, false, &out, NULL, NULL, NULL), EM_ERR_VALUE);
+    CHECK_ERR(em_embedding_bag(w, idx, off, EM_BAG_MAX, idx, false, -1, false, &out, NULL, NULL, NULL), EM_ERR_NOT_IMPLEMENTED);
+    em_tensor *wi = em_zeros(SHAPE(10, 3), EM_I64), *ps = em_zeros(SHAPE(3), EM_F16);
+    CHECK_ERR(em_embedding_bag(wi, idx, off, 0, NULL, false, -1, false, &out, NULL, NULL, NULL), EM_ERR_DTYPE);
+    CHECK_ERR(em_embedding_bag(w, idx, off, 0, ps, false, -1, false, &out, NULL, NULL, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_embedding_bag(w, idx, off, 0, NULL, false, 10, false, &out, NULL, NULL, NULL), EM_ERR_INDEX);
+    RELEASE(w, idx, off, y, o2b, bad[0], bad[1], bad[2], bad[3], wi, ps);
+}
+
+TEST(nnact_pdist)
+{
+    for (int d = 0; d < 2; d++) {
+        em_tensor *x = tlayout(floats[d], SHAPE(4, 3), 1, -1, 1);
+        const double ps[] = {0, 1, 2, 3.5, INFINITY};
+        for (int k = 0; k < 5; k++) {
+            em_tensor *y = em_pdist(x, ps[k]);
+            double want[6];
+            int m = 0;
+            for (int i = 0; i < 4; i++)
+                for (int j = i + 1; j < 4; j++, m++) {
+                    double acc = 0;
+                    for (int c = 0; c < 3; c++) {
+                        double v = fabs(tval(x, i * 3 + c) - tval(x, j * 3 + c));
+                        acc = ps[k] == 0 ? acc + (v != 0) : isinf(ps[k]) ? fmax(acc, v) : acc + pow(v, ps[k]);
+                    }
+                    want[m] = ps[k] == 0 || isinf(ps[k]) ? acc : pow(acc, 1 / ps[k]);
+                }
+            CHECK(y && tshape_is(y, SHAPE(6)) && tclose(y, want, trtol(floats[d]), 1e-6));
+            em_release(y);
+        }
+        em_release(x);
+    }
+    em_tensor *one = em_zeros(SHAPE(1, 3), EM_F32), *y = em_pdist(one, 2), *x3 = em_zeros(SHAPE(2, 2, 2), EM_F32);
+    em_tensor *xi = em_zeros(SHAPE(2, 2), EM_I64);
+    CHECK(y && tshape_is(y, SHAPE(0)));
+    CHECK_ERR(em_pdist(x3, 2), EM_ERR_SHAPE);
+    CHECK_ERR(em_pdist(one, -1), EM_ERR_SHAPE);
+    CHECK_ERR(em_pdist(xi, 2), EM_ERR_DTYPE);
+    RELEASE(one, y, x3, xi);
+}

@@ -16,7 +16,7 @@ __all__ = [
     'softmin', 'softmax', 'log_softmax', 'gumbel_softmax', 'softshrink', 'tanh', 'sigmoid', 'hardsigmoid', 'silu',
     'mish', 'hardswish', 'hardtanh', 'hardtanh_', 'threshold', 'threshold_',
     'dropout', 'alpha_dropout', 'feature_alpha_dropout', 'dropout1d', 'dropout2d', 'dropout3d',
-    'embedding', 'cosine_similarity', 'pairwise_distance', 'normalize', 'one_hot',
+    'embedding', 'embedding_bag', 'cosine_similarity', 'pairwise_distance', 'pdist', 'normalize', 'one_hot',
 ]
 
 
@@ -274,6 +274,62 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 # ---- distances -------------------------------------------------------------------------------
 cosine_similarity = ember.cosine_similarity
+
+
+_BAG_MODES = {'sum': 0, 'mean': 1, 'max': 2}
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode='mean',
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if weight.dtype == ember.long and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
+                      "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.")
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        offsets = ember.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == 'max' and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == 'max' and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        with ember.no_grad():
+            ember.embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != 'sum':
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.size(0)
+    if include_last_offset and offsets.numel() and 0 <= int(offsets[-1]) < input.numel():
+        # entries past the last offset belong to no bag (the C op wants offsets[-1] == N)
+        end = int(offsets[-1])
+        input = input[:end]
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights[:end]
+    return ember.embedding_bag(weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode], sparse,
+                               per_sample_weights, include_last_offset, padding_idx)[0]
+
+
+def pdist(input, p=2):
+    return ember.pdist(input, p)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
