@@ -10,10 +10,10 @@ CFLAGS  := $(CFLAGS_BASE) -O2
 # -fno-trapping-math (kernels never read floating-point exception flags), so
 # that GCC may compute both arms of a select in float code (softplus, floor).
 KFLAGS  := -O3 -fno-trapping-math
-LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lm -fopenmp
+LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -lopenblas -lz -ljansson -lm -fopenmp
 B       := build
 
-SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c src/nn/*.c src/optim/*.c)
+SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c src/nn/*.c src/optim/*.c src/io/*.c)
 TSRC := $(wildcard tests/c/*.c)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
@@ -47,7 +47,7 @@ PYEXT   := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_va
 PYMOD   := python/ember/_C$(PYEXT)
 PYOBJ   := $(patsubst %.c,$(B)/%.o,$(wildcard python/csrc/*.c))
 
-.PHONY: all deps test test-c test-asan demo bench docs clean
+.PHONY: all deps test test-c test-asan test-fuzz demo bench docs clean
 all: $(B)/libember.so $(B)/libember.a $(B)/test_ember $(EXAMPLES) $(B)/opdoc $(PYMOD)
 
 $(B)/python/csrc/%.o: python/csrc/%.c
@@ -88,7 +88,7 @@ deps:
 	@sh tools/deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory -j$$(nproc) all $(AB)/test_ember
+	@$(MAKE) --no-print-directory -j$$(nproc) all $(AB)/test_ember $(FUZZ)
 	@sh tools/run_tests.sh
 
 test-c: all
@@ -96,6 +96,19 @@ test-c: all
 
 test-asan: $(AB)/test_ember
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(AB)/test_ember
+
+# libFuzzer targets (clang): the file parsers built with fuzzer + ASan + UBSan
+# instrumentation, linked with the rest of libember.a. `make test` replays
+# their committed corpora (tests/fuzz/corpus/<target>/) once: no fuzzing.
+# Fuzz for real with: build/fuzz_safetensors tests/fuzz/corpus/safetensors
+FUZZ_CC := clang
+FUZZ    := $(B)/fuzz_safetensors
+$(B)/fuzz_%: tests/fuzz/fuzz_%.c src/io/%.c $(B)/libember.a
+	$(FUZZ_CC) -std=gnu11 -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	    -o $@ $< src/io/$*.c $(B)/libember.a $(subst -fopenmp,-lgomp,$(LDLIBS))
+
+test-fuzz: $(FUZZ)
+	@sh tools/replay_fuzz_corpus.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory -j$$(nproc) all

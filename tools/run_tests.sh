@@ -16,6 +16,7 @@ run() { # name, command...
 }
 run "C tests" $B/test_ember
 run "C tests under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $B/asan/test_ember
+run "Fuzz corpus replay (ASan+UBSan)" sh tools/replay_fuzz_corpus.sh
 run "Python tests (pytest, against PyTorch 1.13)" env PYTHONPATH=python /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
 echo "== docs/ops.md is generated from the op table"
 if $B/opdoc | diff -q - docs/ops.md >/dev/null; then

@@ -166,6 +166,19 @@ bool em_equal(const em_tensor *a, const em_tensor *b); /* same shape and values 
 em_status em_allclose(const em_tensor *a, const em_tensor *b, double rtol, double atol,
                       bool equal_nan, bool *result);
 
+/* ---- storages ------------------------------------------------------- */
+/* The storage under t (shared by all its views): its first byte and size. */
+void *em_storage_data(const em_tensor *t);
+size_t em_storage_nbytes(const em_tensor *t);
+/* The deleter context of t's storage if the storage was made or moved with
+ * `deleter` (a binding recognises its own memory this way), else NULL. */
+void *em_storage_context(const em_tensor *t, void (*deleter)(void *ctx));
+/* Copies t's storage's bytes to `data` (nbytes, at least
+ * em_storage_nbytes(t)) and makes the storage use it from now on, in place:
+ * every view of the storage sees the new memory; the old memory is freed;
+ * deleter(ctx) runs when the storage dies. CPU only. Version unchanged. */
+em_status em_storage_move_(em_tensor *t, void *data, size_t nbytes, void (*deleter)(void *ctx), void *ctx);
+
 /* ---- memory ---------------------------------------------------------- */
 /* Frees the CPU allocator's cache of large freed blocks (see src/core/alloc.c). */
 void em_empty_cache(void);

@@ -15,8 +15,10 @@
 #include "loss.h"
 #include "rnn.h"
 #include "attention.h"
+#include "serialize.h"
 #include "nn.h"
 #include "optim.h"
 #include "nnact.h"
 #include "autograd.h"
+#include "io.h"
 #endif

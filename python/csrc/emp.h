@@ -225,6 +225,7 @@ extern PyMethodDef emp_autograd_functions[];
 int emp_autograd_init(PyObject *module); /* the Node and Function ctx types */
 extern PyMethodDef emp_interop_functions[], emp_array_export_functions[], emp_array_export_methods[];
 extern PyMethodDef emp_dlpack_functions[];
+extern PyMethodDef emp_shared_memory_functions[], emp_shared_memory_methods[];
 extern PyBufferProcs emp_tensor_as_buffer;
 extern PyMethodDef emp_reduce_functions[], emp_reduce_methods[], emp_scan_functions[], emp_scan_methods[];
 extern PyMethodDef emp_sort_functions[], emp_sort_methods[], emp_linalg_functions[], emp_linalg_methods[];
@@ -238,6 +239,7 @@ extern PyMethodDef emp_rnn_functions[], emp_rnn_nn[];
 extern PyMethodDef emp_attention_functions[], emp_attention_nn[];
 extern PyMethodDef emp_optim_functions[], emp_optim_nn[];
 extern PyMethodDef emp_nnact_functions[], emp_nnact_methods[], emp_nnact_nn[];
+extern PyMethodDef emp_serialize_functions[];
 extern PyMethodDef emp_nn_linear_nn[]; /* ember._C._nn.linear (bind_nn_linear.c) */
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */

@@ -189,6 +189,8 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&functions, emp_array_export_functions);
     emp_table_add_all(&methods, emp_array_export_methods);
     emp_table_add_all(&functions, emp_dlpack_functions);
+    emp_table_add_all(&functions, emp_shared_memory_functions);
+    emp_table_add_all(&methods, emp_shared_memory_methods);
     emp_table_add_all(&functions, emp_reduce_functions);
     emp_table_add_all(&methods, emp_reduce_methods);
     emp_table_add_all(&functions, emp_scan_functions);
@@ -215,6 +217,7 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&functions, emp_nnact_functions);
     emp_table_add_all(&methods, emp_nnact_methods);
     emp_table_add_all(&nn_functions, emp_nnact_nn);
+    emp_table_add_all(&functions, emp_serialize_functions);
     emp_table_add_all(&nn_functions, emp_nn_linear_nn);
 
     PyObject *m = PyModule_Create(&module_def);

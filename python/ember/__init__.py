@@ -14,6 +14,7 @@ from ._C import (uint8, int8, int16, int32, int64, float16, float32, float64, bf
 from ._tensor import Tensor
 from ._dtype_info import finfo, iinfo
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
+from .serialization import save, load
 
 _C._set_tensor_class(Tensor)
 

@@ -239,6 +239,10 @@ class Module:
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
+    def share_memory(self):
+        """Moves every parameter and buffer to shared memory, in place (ember.multiprocessing)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def type(self, dst_type):
         """Casts all parameters and buffers to dst_type."""
         return self._apply(lambda t: t.type(dst_type))

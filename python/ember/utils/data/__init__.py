@@ -1,0 +1,16 @@
+"""ember.utils.data: datasets, samplers, collation and the DataLoader, as
+torch.utils.data in PyTorch 1.13 (workers hand batches back through shared
+memory: Note [DataLoader workers] in dataloader.py)."""
+from .dataset import (Dataset, IterableDataset, TensorDataset, ConcatDataset, ChainDataset, Subset,
+                      random_split)
+from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSampler, WeightedRandomSampler,
+                      BatchSampler)
+from ._collate import default_collate, default_convert
+from ._worker import get_worker_info
+from .dataloader import DataLoader
+from . import datasets
+
+__all__ = ['Dataset', 'IterableDataset', 'TensorDataset', 'ConcatDataset', 'ChainDataset', 'Subset',
+           'random_split', 'Sampler', 'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler',
+           'WeightedRandomSampler', 'BatchSampler', 'default_collate', 'default_convert', 'get_worker_info',
+           'DataLoader']
