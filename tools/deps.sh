@@ -1,7 +1,8 @@
 #!/bin/sh
-# Installs what the build, tests and benchmarks need (Debian packages):
+# Installs what the build, tests, benchmarks and examples need (Debian packages;
+# fortunes: the text corpus of examples/char_gpt.py and lstm_lm.py):
 # with apt-get as root, else prints the one command to run.
-PKGS="build-essential clang libjansson-dev libopenblas-openmp-dev zlib1g-dev python3 python3-dev python3-numpy python3-pytest python3-torch"
+PKGS="build-essential clang libjansson-dev libopenblas-openmp-dev zlib1g-dev python3 python3-dev python3-numpy python3-pytest python3-torch fortunes"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
