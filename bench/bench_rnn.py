@@ -5,7 +5,8 @@ decoder 256 -> 10000, cross-entropy (log_softmax + gather), backward and an
 SGD update; sequence 35, batch 20. Prints sequences/s at 1 and 2 threads and
 the ratio (> 1: Ember is faster), then where the step's time goes: the LSTM
 alone (forward + backward), the decoder + loss alone, the LSTM's GEMMs run
-bare, and (Ember) the fused gate kernels run bare.
+bare, and (Ember) the fused recurrence (all steps of both layers: hidden
+GEMMs and gates) and its backward (backpropagation through time) run bare.
 Run: PYTHONPATH=python /usr/bin/python3 bench/bench_rnn.py"""
 import os
 import subprocess
@@ -76,14 +77,19 @@ emit("train step", step, 2.0)
 emit("lstm fwd+bwd", lstm_only, 1.0)
 emit("decoder+loss fwd+bwd", decoder_only, 1.0)
 emit("lstm gemms fwd (bare)", gemms_fwd, 0.5)
-if hasattr(torch, "_C") and hasattr(torch._C, "_nn") and hasattr(torch._C._nn, "lstm_gates"):
-    ig = torch.randn(B, 4 * H); hg = torch.randn(B, 4 * H); cx = torch.randn(B, H)
-    def gates():
-        for _ in range(2 * T): torch._C._nn.lstm_gates(ig, hg, cx)
-    def gates_bwd():
-        for _ in range(2 * T): torch._C._nn.lstm_gates_backward(cx, cx, ig, hg, cx)
-    emit("gate kernels fwd (bare, 70 steps)", gates, 0.3)
-    emit("gate kernels bwd (bare, 70 steps)", gates_bwd, 0.3)
+if hasattr(torch, "_C") and hasattr(torch._C, "_nn") and hasattr(torch._C._nn, "rnn_recurrence"):
+    nn_ = torch._C._nn
+    ig = torch.randn(T * B, 4 * H); h0 = torch.zeros(B, H); c0 = torch.zeros(B, H)
+    w_hh = lstm.weight_hh_l0.detach()
+    r_out, _, _, r_ws = nn_.rnn_recurrence(2, ig, None, h0, c0, w_hh, None, None)
+    g_out = torch.randn(T * B, H)
+    def recurrence_fwd():
+        for _ in range(2): nn_.rnn_recurrence(2, ig, None, h0, c0, w_hh, None, None)
+    def recurrence_bwd():
+        for _ in range(2):
+            nn_.rnn_recurrence_backward(2, g_out, None, None, r_out, r_ws, None, (h0, c0), w_hh, False, None)
+    emit("recurrence fwd (bare, 2 layers)", recurrence_fwd, 0.3)
+    emit("recurrence bwd (bare, 2 layers)", recurrence_bwd, 0.3)
 '''
 
 

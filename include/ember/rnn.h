@@ -9,11 +9,14 @@
  * untouched on error); tensor arguments are borrowed. Tensors are float32 or
  * float64, all of one dtype and device; any strides are accepted.
  *
- * Autograd: everything here is differentiable. A step is the products
+ * Autograd: everything here is differentiable. A cell is the products
  * (mm/addmm, recorded as such) and one fused gate op whose backward is one
- * fused op too. Double backward (create_graph) through the gate ops is
- * computed with pointwise ops instead; the *_backward ops themselves refuse to
- * be differentiated (NotImplemented). */
+ * fused op too. Double backward (create_graph) through the Elman gates is
+ * computed with pointwise ops; the LSTM and GRU gates' backward ops refuse
+ * to be differentiated (NotImplemented). The sequence layer is one
+ * recorded op (rnn_recurrence) after the input projection; its backward is
+ * one fused op that cannot be differentiated again: create_graph through a
+ * layer raises NotImplemented at the first backward. */
 #ifndef EMBER_RNN_H
 #define EMBER_RNN_H
 
@@ -73,9 +76,10 @@ typedef struct em_rnn_weights {
     const em_tensor *w_ih, *w_hh, *b_ih, *b_hh, *w_hr;
 } em_rnn_weights;
 
-/* Runs one direction of one layer over a sequence. The input projection of
- * every step is one GEMM up front; each step then does the hidden GEMM and
- * the fused gates.
+/* Runs one direction of one layer over a sequence: the input projection
+ * of every step is one GEMM (recorded addmm), then em_rnn_recurrence (one
+ * recorded op) runs the steps. The LSTM's and Elman's b_hh join b_ih in the
+ * projection (the same pre-activations); the GRU's stays in the recurrence.
  *   padded (batch_sizes NULL): x (T, B, I) -> *output (T, B, Hout)
  *   packed: x (N, I), the rows of T steps, step t having batch_sizes[t] rows
  *           (non-increasing, > 0, summing to N; a PackedSequence's data)
@@ -89,6 +93,44 @@ typedef struct em_rnn_weights {
 em_status em_rnn_layer(em_rnn_mode mode, const em_tensor *x, int64_t nsteps, const int64_t *batch_sizes,
                        const em_tensor *hx, const em_tensor *cx, const em_rnn_weights *w, bool reverse,
                        em_tensor **output, em_tensor **hy, em_tensor **cy);
+
+/* The recurrence of one layer and direction, given the input projection:
+ * igates (N, G*H) holds every row's x W_ih^T + biases (an LSTM's or Elman's
+ * b_hh included: b_hh here is the GRU's only, else NULL); rows and steps as
+ * em_rnn_layer's packed form, with batch_sizes NULL meaning nsteps steps of
+ * B = hx's rows each (N = nsteps * B, step-major). hx (B, P), cx (B, H)
+ * exactly for an LSTM, w_hh (G*H, P), w_hr (P, H) or NULL (LSTM only; else
+ * P == H). Results: *output (N, P), *hy (B, P), *cy (B, H) for an LSTM
+ * (NULL otherwise; cy itself may be NULL), and *workspace (may be NULL:
+ * not wanted) what backward reads: the LSTM's activated gates i, f, g, o
+ * and cell state per row (N, 5H), the GRU's r, z, n and hidden product
+ * h W_hn^T + b_hn (N, 4H), NULL for an Elman layer. One recorded op:
+ * gradients reach igates, hx, cx, w_hh, b_hh and w_hr. */
+em_status em_rnn_recurrence(em_rnn_mode mode, const em_tensor *igates, int64_t nsteps, const int64_t *batch_sizes,
+                            const em_tensor *hx, const em_tensor *cx, const em_tensor *w_hh, const em_tensor *b_hh,
+                            const em_tensor *w_hr, bool reverse, em_tensor **output, em_tensor **hy, em_tensor **cy,
+                            em_tensor **workspace);
+
+/* Gradients of a recurrence (new references; NULL where the input is
+ * absent): igates (N, G*H), hx (B, P), cx (B, H), w_hh (G*H, P), b_hh (G*H),
+ * w_hr (P, H). */
+typedef struct em_rnn_grads {
+    em_tensor *igates, *hx, *cx, *w_hh, *b_hh, *w_hr;
+} em_rnn_grads;
+
+/* Backpropagation through time of em_rnn_recurrence, what its formula runs
+ * (public for tests and C users): from the gradients of output, hy and cy
+ * (any may be NULL: zeros) and the forward's output and workspace, with the
+ * forward's arguments (with_b_hh: the GRU had a b_hh, whose gradient is
+ * wanted). Per step one pass over the gates and one GEMM for the carried
+ * state's gradient; dW_hh and dW_hr are one GEMM each over all steps.
+ * Not differentiable: called on tensors that require grad in grad mode it
+ * fails with EM_ERR_NOT_IMPLEMENTED. */
+em_status em_rnn_recurrence_backward(em_rnn_mode mode, const em_tensor *grad_output, const em_tensor *grad_hy,
+                                     const em_tensor *grad_cy, const em_tensor *output, const em_tensor *workspace,
+                                     int64_t nsteps, const int64_t *batch_sizes, const em_tensor *hx,
+                                     const em_tensor *cx, const em_tensor *w_hh, bool with_b_hh,
+                                     const em_tensor *w_hr, bool reverse, em_rnn_grads *grads);
 
 #ifdef __cplusplus
 }

@@ -60,21 +60,36 @@ EMP_BIND(rnn_gates_backward, "rnn_gates_backward(Tensor grad_hy, Tensor hy, bool
     return emp_wrap(em_rnn_gates_backward(a->t[0], a->t[1], a->i[2]));
 }
 
+/* A PackedSequence's batch_sizes (None: padded) as a contiguous int64
+ * CPU tensor in *bs_c (NULL for None) and its length in *nsteps. */
+static int batch_sizes_arg(const em_tensor *bs, const char *op, em_tensor **bs_c, int64_t *nsteps)
+{
+    *bs_c = NULL;
+    if (!bs) return 0;
+    if (em_dtype_of(bs) != EM_I64 || em_ndim(bs) != 1 || em_device_of(bs).type != EM_CPU) {
+        PyErr_Format(PyExc_RuntimeError, "%s: batch_sizes must be a 1-d int64 CPU tensor", op);
+        return -1;
+    }
+    if (!(*bs_c = em_contiguous(bs))) return emp_raise(), -1;
+    *nsteps = em_numel(*bs_c);
+    return 0;
+}
+/* The steps of a padded sequence of `rows` rows over hx's batch. */
+static int64_t padded_steps(const em_tensor *rows, const em_tensor *hx)
+{
+    int64_t B = em_ndim(hx) == 2 ? em_size(hx, 0) : 0;
+    return B > 0 && em_ndim(rows) >= 1 ? em_size(rows, 0) / B : 0;
+}
+
 /* rnn_layer(mode, input, batch_sizes, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, reverse)
  * -> (output, hy, cy or None); mode 0 tanh, 1 relu, 2 lstm, 3 gru (em_rnn_mode);
  * batch_sizes None for a padded (T, B, I) input, else a 1-d int64 CPU tensor. */
 EMP_BIND(rnn_layer, "rnn_layer(int mode, Tensor input, Tensor? batch_sizes, Tensor hx, Tensor? cx, Tensor w_ih, "
                     "Tensor w_hh, Tensor? b_ih, Tensor? b_hh, Tensor? w_hr, bool reverse=False)")
 {
-    const em_tensor *bs = a->t[2];
-    em_tensor *bs_c = NULL;
+    em_tensor *bs_c;
     int64_t nsteps = 0;
-    if (bs) {
-        if (em_dtype_of(bs) != EM_I64 || em_ndim(bs) != 1 || em_device_of(bs).type != EM_CPU)
-            return PyErr_Format(PyExc_RuntimeError, "rnn_layer: batch_sizes must be a 1-d int64 CPU tensor");
-        if (!(bs_c = em_contiguous(bs))) return emp_raise();
-        nsteps = em_numel(bs_c);
-    }
+    if (batch_sizes_arg(a->t[2], "rnn_layer", &bs_c, &nsteps)) return NULL;
     em_rnn_weights w = {a->t[5], a->t[6], a->t[7], a->t[8], a->t[9]};
     em_tensor *out[3] = {0};
     em_status st = em_rnn_layer((em_rnn_mode)a->i[0], a->t[1], nsteps, bs_c ? em_data_ptr(bs_c) : NULL, a->t[3],
@@ -82,6 +97,47 @@ EMP_BIND(rnn_layer, "rnn_layer(int mode, Tensor input, Tensor? batch_sizes, Tens
     em_release(bs_c);
     if (st) return emp_raise();
     return emp_wrap_tuple(3, out);
+}
+
+/* rnn_recurrence(mode, igates, batch_sizes, hx, cx, w_hh, b_hh, w_hr, reverse)
+ * -> (output, hy, cy or None, workspace or None): igates (N, G*H) as
+ * em_rnn_recurrence takes them (padded: N = T * B rows, step-major). */
+EMP_BIND(rnn_recurrence, "rnn_recurrence(int mode, Tensor igates, Tensor? batch_sizes, Tensor hx, Tensor? cx, "
+                         "Tensor w_hh, Tensor? b_hh, Tensor? w_hr, bool reverse=False)")
+{
+    em_tensor *bs_c;
+    int64_t nsteps = padded_steps(a->t[1], a->t[3]);
+    if (batch_sizes_arg(a->t[2], "rnn_recurrence", &bs_c, &nsteps)) return NULL;
+    em_tensor *out[4] = {0};
+    em_status st = em_rnn_recurrence((em_rnn_mode)a->i[0], a->t[1], nsteps, bs_c ? em_data_ptr(bs_c) : NULL, a->t[3],
+                                     a->t[4], a->t[5], a->t[6], a->t[7], a->i[8], &out[0], &out[1], &out[2], &out[3]);
+    em_release(bs_c);
+    if (st) return emp_raise();
+    return emp_wrap_tuple(4, out);
+}
+
+/* rnn_recurrence_backward(mode, grad_output, grad_hy, grad_cy, output, workspace,
+ * batch_sizes, hx (h,) or (h, c), w_hh, with_b_hh, w_hr, reverse)
+ * -> (grad_igates, grad_hx, grad_cx, grad_w_hh, grad_b_hh, grad_w_hr), None where absent. */
+EMP_BIND(rnn_recurrence_backward,
+         "rnn_recurrence_backward(int mode, Tensor? grad_output, Tensor? grad_hy, Tensor? grad_cy, Tensor output, "
+         "Tensor? workspace, Tensor? batch_sizes, Tensor[] hx, Tensor w_hh, bool with_b_hh, Tensor? w_hr, "
+         "bool reverse=False)")
+{
+    em_tensor *hx[2] = {0}, *bs_c;
+    int nstates = emp_tensor_seq(a->obj[7], hx, 2, "rnn_recurrence_backward");
+    if (nstates < 0) return NULL;
+    if (nstates < 1)
+        return PyErr_Format(PyExc_RuntimeError, "rnn_recurrence_backward: expected hx to hold (h,) or (h, c)");
+    int64_t nsteps = padded_steps(a->t[4], hx[0]);
+    if (batch_sizes_arg(a->t[6], "rnn_recurrence_backward", &bs_c, &nsteps)) return NULL;
+    em_rnn_grads g;
+    em_status st = em_rnn_recurrence_backward((em_rnn_mode)a->i[0], a->t[1], a->t[2], a->t[3], a->t[4], a->t[5],
+                                              nsteps, bs_c ? em_data_ptr(bs_c) : NULL, hx[0], hx[1], a->t[8],
+                                              a->i[9], a->t[10], a->i[11], &g);
+    em_release(bs_c);
+    if (st) return emp_raise();
+    return emp_wrap_tuple(6, (em_tensor *[]){g.igates, g.hx, g.cx, g.w_hh, g.b_hh, g.w_hr});
 }
 
 PyMethodDef emp_rnn_functions[] = {
@@ -100,5 +156,7 @@ PyMethodDef emp_rnn_nn[] = {
     EMP_FUNCTION(gru_gates_backward),
     EMP_FUNCTION(rnn_gates_backward),
     EMP_FUNCTION(rnn_layer),
+    EMP_FUNCTION(rnn_recurrence),
+    EMP_FUNCTION(rnn_recurrence_backward),
     {NULL},
 };

@@ -111,6 +111,9 @@ typedef struct em_formula {
 #define EM_SAVE_IN(i) (1u << (i))
 #define EM_SAVE_OUT(k) (1u << (8 + (k)))
 #define EM_SAVE_INPUTS 0xffu
+/* Not a save: the formula takes a missing grad_out as NULL rather than
+ * zeros (an op with big outputs that rarely get gradients). */
+#define EM_KEEP_MISSING_GRADS (1u << 31)
 #define EM_BACKWARD(op, save_mask)                                                                   \
     const uint32_t em_saves_##op = (save_mask);                                                      \
     em_status em_bw_##op(const em_node *n, em_tensor *const *go, em_tensor **gi)

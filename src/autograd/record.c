@@ -129,6 +129,7 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
     em_node *n = em_node_new(em_node_op_name(c->op), f->fn, c->nin, c->nout, false);
     if (!n) return em_error_code();
     n->call = *c;
+    n->keep_missing_grads = (saves & EM_KEEP_MISSING_GRADS) != 0;
     memset(n->call.in, 0, sizeof n->call.in);
     memset(n->call.out, 0, sizeof n->call.out);
     n->call.arg = NULL;

@@ -3,6 +3,7 @@ through shared memory, errors and dead workers surface in the main
 process, and nothing (child process, descriptor, /dev/shm segment) is
 left behind."""
 import multiprocessing
+import gc
 import os
 import random
 import signal
@@ -21,8 +22,12 @@ ROOT = os.path.join(os.path.dirname(__file__), '..', '..')
 
 
 def snapshot():
-    """(child processes, /dev/shm entries, open descriptors) of this process."""
-    return (len(multiprocessing.active_children()), sorted(os.listdir('/dev/shm')), len(os.listdir('/proc/self/fd')))
+    """(child processes, /dev/shm entries, open descriptors) of this process.
+    Only /dev/shm names Python or Ember could make count: other programs on
+    the machine (another test run, torch) create and remove their own."""
+    gc.collect()  # a loader kept alive by a reference cycle (a traceback) shuts down when collected
+    shm = sorted(n for n in os.listdir('/dev/shm') if n.startswith(('psm_', 'ember')))
+    return len(multiprocessing.active_children()), shm, len(os.listdir('/proc/self/fd'))
 
 
 class Squares(edata.Dataset):
@@ -90,7 +95,9 @@ def test_killed_worker_raises_quickly():
     with pytest.raises(RuntimeError, match='killed by signal: SIGKILL'):
         for _ in it:
             pass
-    assert time.monotonic() - start < 2.0
+    # no hang: the loader notices at once (about 0.2 s here); the bound is
+    # loose because CI machines may be loaded
+    assert time.monotonic() - start < 10.0
     del it
     assert snapshot() == before
 

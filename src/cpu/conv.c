@@ -1,0 +1,202 @@
+/* CPU kernels of convolution and convolution_weight_grad: im2col + GEMM per
+ * sample and group, on the regular geometry (Note [Regular geometry] in
+ * conv_cols.h).
+ *
+ * Per sample n and group g (W_g: (C_out/G, C_in/G * K) row-major; cols_g:
+ * rows of the sample's im2col columns, (C_in/G * K, L_out)):
+ *   convolution            Y_n,g = W_g @ cols_g(X_n)             (+ bias first)
+ *   transposed             Y_n   = col2im(W_g^T @ X_n,g)         (+ bias)
+ *   weight grad            dW_g += G_n,g @ cols_g(X_n)^T
+ * The GEMMs write straight into the NCHW result (a sample's (C, L) block is
+ * a row-major matrix), so no layout copies are needed; a 1x1 stride-1
+ * unpadded geometry skips im2col altogether.
+ *
+ * Threads: samples are split over OpenMP threads (each with its own column
+ * buffer) when there are several and enough work; BLAS then runs
+ * single-threaded inside each (OpenBLAS's OpenMP build does so in a
+ * parallel region). With one sample the loop is serial and BLAS uses the
+ * threads. Operands are contiguous, float32 or float64 (the op layer
+ * converts); c->i holds em_conv_params. */
+#include "conv_cols.h"
+#include <cblas.h>
+#include <omp.h>
+
+/* C = A' @ B' + beta * C, row-major, A' = A or A^T (ta), B' likewise. */
+static void gemm(em_dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *A, int64_t lda,
+                 const char *B, int64_t ldb, double beta, char *C, int64_t ldc)
+{
+    const enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+    if (dt == EM_F32)
+        cblas_sgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, 1.0f, (const float *)A, (int)lda,
+                    (const float *)B, (int)ldb, (float)beta, (float *)C, (int)ldc);
+    else
+        cblas_dgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, 1.0, (const double *)A, (int)lda,
+                    (const double *)B, (int)ldb, beta, (double *)C, (int)ldc);
+}
+
+/* rows (C, L) of one sample: row c = bias[c] (`add`: += bias[c]). */
+static void apply_bias(em_dtype dt, char *y, const char *bias, int64_t C, int64_t L, bool add)
+{
+    for (int64_t c = 0; c < C; c++) {
+        if (dt == EM_F32) {
+            float *r = (float *)y + c * L, b = ((const float *)bias)[c];
+            if (add)
+                for (int64_t l = 0; l < L; l++) r[l] += b;
+            else
+                for (int64_t l = 0; l < L; l++) r[l] = b;
+        } else {
+            double *r = (double *)y + c * L, b = ((const double *)bias)[c];
+            if (add)
+                for (int64_t l = 0; l < L; l++) r[l] += b;
+            else
+                for (int64_t l = 0; l < L; l++) r[l] = b;
+        }
+    }
+}
+
+/* One column buffer per thread (size 0 when im2col is the identity), from
+ * Ember's allocator, which keeps large freed blocks: a call does not fault
+ * in fresh pages for its columns. Free with em_cpu_free(p, *total). */
+static char *col_buffers(const conv_geom *g, size_t esz, int nt, size_t *each, size_t *total)
+{
+    *each = conv_cols_identity(g) ? 0 : (size_t)(g->C_in * g->K * g->L_out) * esz;
+    *total = *each * (size_t)nt + 64;
+    char *p = em_cpu_alloc(*total);
+    if (!p) em_fail(EM_ERR_MEMORY, "convolution: out of memory allocating %zu bytes of columns", *total);
+    return p;
+}
+
+/* The columns of sample xs: xs itself, or im2col into buf. */
+static const char *columns(em_dtype dt, const conv_geom *g, const char *xs, char *buf)
+{
+    if (conv_cols_identity(g)) return xs;
+    conv_im2col(dt, g, xs, buf, 0, g->C_in);
+    return buf;
+}
+
+/* The regular geometry of a convolution call: the input side is x for a
+ * convolution, y for a transposed one. */
+static conv_geom call_geom(const em_call *c, const em_conv_params *p)
+{
+    const em_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
+    const em_tensor *in_side = p->transposed ? y : x, *out_side = p->transposed ? x : y;
+    return conv_geom_make(p, x->sizes[0], in_side->sizes[1], out_side->sizes[1], in_side->sizes + 2,
+                          out_side->sizes + 2, w->sizes + 2);
+}
+
+static void forward_sample(em_dtype dt, const conv_geom *g, const char *xs, const char *w, const char *bias,
+                           char *ys, char *buf)
+{
+    const size_t esz = em_dtypes[dt].size;
+    const int64_t Cog = g->C_out / g->groups, CigK = g->C_in / g->groups * g->K, L = g->L_out;
+    if (bias) apply_bias(dt, ys, bias, g->C_out, L, false);
+    if (CigK == 0) {
+        if (!bias) memset(ys, 0, (size_t)(g->C_out * L) * esz);
+        return;
+    }
+    const char *cols = columns(dt, g, xs, buf);
+    for (int64_t G = 0; G < g->groups; G++)
+        gemm(dt, false, false, Cog, L, CigK, w + G * Cog * CigK * esz, CigK, cols + G * CigK * L * esz, L,
+             bias ? 1.0 : 0.0, ys + G * Cog * L * esz, L);
+}
+
+/* Transposed: xs is an output-side sample (C_out, L_out), ys input-side. */
+static void transposed_sample(em_dtype dt, const conv_geom *g, const char *xs, const char *w, const char *bias,
+                              char *ys, char *buf)
+{
+    const size_t esz = em_dtypes[dt].size;
+    const int64_t Cog = g->C_out / g->groups, CigK = g->C_in / g->groups * g->K, L = g->L_out;
+    const bool identity = conv_cols_identity(g);
+    char *cols = identity ? ys : buf; /* identity: the columns are the result */
+    for (int64_t G = 0; G < g->groups; G++)
+        gemm(dt, true, false, CigK, L, Cog, w + G * Cog * CigK * esz, CigK, xs + G * Cog * L * esz, L, 0.0,
+             cols + G * CigK * L * esz, L);
+    if (!identity) {
+        memset(ys, 0, (size_t)(g->C_in * g->L_in) * esz);
+        conv_col2im(dt, g, cols, ys, 0, g->C_in);
+    }
+    if (bias) apply_bias(dt, ys, bias, g->C_in, g->L_in, true);
+}
+
+em_status cpu_convolution(const em_call *c)
+{
+    const em_conv_params p = em_conv_unpack(c->i);
+    const conv_geom g = call_geom(c, &p);
+    const em_dtype dt = c->dtype;
+    const size_t esz = em_dtypes[dt].size;
+    const char *x = em_tensor_data(c->in[0]), *w = em_tensor_data(c->in[1]);
+    const char *bias = c->nin > 2 && c->in[2] ? em_tensor_data(c->in[2]) : NULL;
+    char *y = em_tensor_data(c->out[0]);
+    const int64_t in_side = g.C_in * g.L_in * (int64_t)esz, out_side = g.C_out * g.L_out * (int64_t)esz;
+    const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
+    size_t each, total;
+    char *buf = col_buffers(&g, esz, nt, &each, &total);
+    if (!buf) return EM_ERR_MEMORY;
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int64_t n = 0; n < g.N; n++) {
+        char *mine = buf + each * (size_t)omp_get_thread_num();
+        if (p.transposed)
+            transposed_sample(dt, &g, x + n * out_side, w, bias, y + n * in_side, mine);
+        else
+            forward_sample(dt, &g, x + n * in_side, w, bias, y + n * out_side, mine);
+    }
+    em_cpu_free(buf, total);
+    return EM_OK;
+}
+
+/* in[0] X (input side), in[1] G (output side), out[0] dW; each thread sums
+ * its samples into its own dW (thread 0: the result), then they are added. */
+em_status cpu_convolution_weight_grad(const em_call *c)
+{
+    const em_conv_params p = em_conv_unpack(c->i);
+    const em_tensor *X = c->in[0], *Gr = c->in[1];
+    em_tensor *dW = c->out[0];
+    const conv_geom g = conv_geom_make(&p, X->sizes[0], X->sizes[1], Gr->sizes[1], X->sizes + 2, Gr->sizes + 2,
+                                       p.extra);
+    const em_dtype dt = c->dtype;
+    const size_t esz = em_dtypes[dt].size;
+    const int64_t Cog = g.C_out / g.groups, CigK = g.C_in / g.groups * g.K, L = g.L_out;
+    const int64_t wnum = g.C_out * CigK;
+    char *dw = em_tensor_data(dW);
+    if (g.N == 0 || L == 0 || wnum == 0) {
+        memset(dw, 0, (size_t)wnum * esz);
+        return EM_OK;
+    }
+    const char *x = em_tensor_data(X), *go = em_tensor_data(Gr);
+    const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
+    size_t each, total;
+    char *buf = col_buffers(&g, esz, nt, &each, &total);
+    const size_t pbytes = (size_t)(nt - 1) * (size_t)wnum * esz;
+    char *partial = buf && nt > 1 ? em_cpu_alloc(pbytes) : NULL;
+    if (!buf || (nt > 1 && !partial)) {
+        if (buf) em_cpu_free(buf, total);
+        return em_fail(EM_ERR_MEMORY, "convolution: out of memory for the weight gradient");
+    }
+    int used = 1; /* threads the runtime gave (at most nt) */
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        const int t = omp_get_thread_num(), T = omp_get_num_threads();
+        if (t == 0) used = T;
+        char *acc = t == 0 ? dw : partial + (size_t)(t - 1) * (size_t)wnum * esz;
+        const int64_t n0 = g.N * t / T, n1 = g.N * (t + 1) / T;
+        for (int64_t n = n0; n < n1; n++) {
+            const char *cols = columns(dt, &g, x + n * g.C_in * g.L_in * (int64_t)esz, buf + each * (size_t)t);
+            const char *gs = go + n * g.C_out * L * (int64_t)esz;
+            for (int64_t G = 0; G < g.groups; G++)
+                gemm(dt, false, true, Cog, CigK, L, gs + G * Cog * L * esz, L, cols + G * CigK * L * esz, L,
+                     n == n0 ? 0.0 : 1.0, acc + G * Cog * CigK * esz, CigK);
+        }
+    }
+    for (int t = 1; t < used; t++) {
+        const char *q = partial + (size_t)(t - 1) * (size_t)wnum * esz;
+        for (int64_t j = 0; j < wnum; j++) {
+            if (dt == EM_F32)
+                ((float *)dw)[j] += ((const float *)q)[j];
+            else
+                ((double *)dw)[j] += ((const double *)q)[j];
+        }
+    }
+    if (partial) em_cpu_free(partial, pbytes);
+    em_cpu_free(buf, total);
+    return EM_OK;
+}
