@@ -18,6 +18,16 @@ static em_tensor *times(em_arena *ap, em_tensor *g, double s)
     return s == 1 ? g : em_arena_add(ap, em_mul(g, em_arena_add(ap, em_scalar_float(s))));
 }
 
+/* Are t's matrices stored column by column (a transposed view)? Then its
+ * gradient is computed transposed, so that it has t's layout and the
+ * transpose's view backward needs no copy (Note [View backward]). */
+static bool col_major(const em_tensor *t)
+{
+    const int d = t->ndim;
+    return d >= 2 && t->sizes[d - 2] > 1 && t->sizes[d - 1] > 1 && t->strides[d - 2] == 1 &&
+           t->strides[d - 1] >= t->sizes[d - 2];
+}
+
 static em_status product_backward(const em_node *n, em_tensor *const *go, em_tensor **gi)
 {
     em_arena a = {0};
@@ -32,11 +42,13 @@ static em_status product_backward(const em_node *n, em_tensor *const *go, em_ten
     const em_tensor *A2 = a_vec ? X(em_unsqueeze(A, 0)) : A, *B2 = b_vec ? X(em_unsqueeze(B, 1)) : B;
     if (a.failed) DONE();
     if (em_node_needs_grad(n, 0)) {
-        em_tensor *d = X(em_matmul(g, X(em_transpose(B2, -1, -2))));
+        em_tensor *d = col_major(A2) ? X(em_transpose(X(em_matmul(B2, X(em_transpose(g, -1, -2)))), -1, -2))
+                                     : X(em_matmul(g, X(em_transpose(B2, -1, -2))));
         GRAD(0, a_vec && d ? X(em_squeeze_dim(d, -2)) : d);
     }
     if (em_node_needs_grad(n, 1)) {
-        em_tensor *d = X(em_matmul(X(em_transpose(A2, -1, -2)), g));
+        em_tensor *d = col_major(B2) ? X(em_transpose(X(em_matmul(X(em_transpose(g, -1, -2)), A2)), -1, -2))
+                                     : X(em_matmul(X(em_transpose(A2, -1, -2)), g));
         GRAD(1, b_vec && d ? X(em_squeeze_dim(d, -1)) : d);
     }
     GRAD(2, times(&a, G, n->call.f[0]));

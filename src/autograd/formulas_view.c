@@ -30,6 +30,49 @@ static em_tensor *offsets(int ndim, const int64_t *sizes, const int64_t *strides
     return acc;
 }
 
+/* Is `from` a permutation of the elements of `to`, which is contiguous: the
+ * same count, each reached once, none outside `to`'s span (a transpose,
+ * permute or reshape of a whole tensor)? Then the gradient needs no zeros. */
+static bool permutes_contiguous(const em_strided *from, const em_strided *to)
+{
+    int64_t n = 1, expect = 1, nfrom = 1, lo = from->offset, hi = from->offset;
+    for (int d = to->ndim - 1; d >= 0; d--) {
+        if (to->sizes[d] != 1 && to->strides[d] != expect) return false;
+        expect *= to->sizes[d];
+        n *= to->sizes[d];
+    }
+    for (int d = 0; d < from->ndim; d++) {
+        nfrom *= from->sizes[d];
+        if (from->sizes[d] <= 1) continue;
+        if (from->strides[d] <= 0) return false;
+        hi += (from->sizes[d] - 1) * from->strides[d];
+    }
+    return n > 0 && nfrom == n && lo == to->offset && hi == to->offset + n - 1 &&
+           !em_geometry_overlaps(from->ndim, from->sizes, from->strides);
+}
+
+static bool laid_out_as(const em_tensor *g, const em_strided *from)
+{
+    for (int d = 0; d < from->ndim; d++)
+        if (from->sizes[d] > 1 && g->strides[d] != from->strides[d]) return false;
+    return true;
+}
+
+/* em_restride's fast path for permutes_contiguous geometries: g itself
+ * reinterpreted when it is laid out as `from` (no copy), else one copy into
+ * an uninitialized buffer (a copy_ into a view: not for create_graph). */
+static em_tensor *restride_permutation(const em_tensor *g, const em_strided *from, const em_strided *to)
+{
+    if (laid_out_as(g, from))
+        return em_as_strided(g, to->ndim, to->sizes, to->strides, em_storage_offset(g) + to->offset - from->offset);
+    em_tensor *r = em_empty(to->ndim, to->sizes, (em_dtype)g->dtype);
+    em_tensor *rv = r ? em_as_strided(r, from->ndim, from->sizes, from->strides, from->offset - to->offset) : NULL;
+    em_status st = rv ? em_copy_(rv, g) : em_error_code();
+    em_release(rv);
+    if (st != EM_OK) em_release(r), r = NULL;
+    return r;
+}
+
 /* Moves g, shaped like geometry `from`, onto geometry `to` of the same
  * storage: the result (contiguous, shaped like `to`) holds at each element
  * the sum of g's elements at the same storage element, zero where `from`
@@ -37,6 +80,9 @@ static em_tensor *offsets(int ndim, const int64_t *sizes, const int64_t *strides
 em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_strided *to)
 {
     int nd = from->ndim;
+    bool recording = em_grad_mode() && em_requires_grad(grad);
+    if (permutes_contiguous(from, to) && (!recording || laid_out_as(grad, from)))
+        return restride_permutation(grad, from, to);
     int64_t vs[EM_MAX_DIMS], vt[EM_MAX_DIMS];
     memcpy(vs, from->sizes, nd * sizeof *vs);
     memcpy(vt, from->strides, nd * sizeof *vt);
@@ -62,7 +108,6 @@ em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_s
     em_status st = z ? EM_OK : em_error_code();
     /* scattering through put (a recorded op) also serves create_graph, with
      * one node instead of copy_'s CopySlices and view nodes */
-    bool recording = em_grad_mode() && em_requires_grad(g);
     if (st == EM_OK && !empty) {
         if (recording || em_geometry_overlaps(nd, vs, vt)) {
             em_tensor *idx = offsets(nd, vs, vt, from->offset - lo), *fi = idx ? em_reshape(idx, 1, &(int64_t){-1}) : NULL;

@@ -73,23 +73,26 @@ static coefs step_coefs(const em_optim_args *s, int i)
 
 /* The elementwise update of n elements for one dtype T. */
 #define DEFINE_UPDATE(T, SQRT)                                                                         \
-    static void update_##T(const em_optim_args *s, coefs k, T *restrict p, const T *restrict g,         \
+    EM_SIMD static void update_##T(const em_optim_args *s, coefs k, T *restrict p, const T *restrict g, \
                            T *restrict s0, T *restrict s1, T *restrict s2, int64_t n)                  \
     {                                                                                                  \
         const em_optim_options *o = s->o;                                                              \
         const T lr = (T)o->lr, wd = (T)o->weight_decay, eps = (T)o->eps, sign = o->maximize ? -1 : 1; \
         const T b1 = (T)o->beta1, b2 = (T)o->beta2, ka = (T)k.a, kb = (T)k.b, kc = (T)k.c;             \
-        const bool decay = o->weight_decay != 0;                                                       \
+        /* loop invariants in locals: GCC then unswitches and vectorizes the loops */                  \
+        const bool decay = o->weight_decay != 0, first = o->first_step, nesterov = o->nesterov;        \
+        const bool has_momentum = o->momentum != 0, amsgrad = o->amsgrad, adamw = s->alg == EM_ADAMW;  \
+        const bool centered = o->centered;                                                             \
         switch (s->alg) {                                                                              \
         case EM_SGD: {                                                                                 \
             const T m = (T)o->momentum, damp = (T)(1 - o->dampening);                                  \
             for (int64_t i = 0; i < n; i++) {                                                          \
                 T d = sign * g[i];                                                                     \
                 if (decay) d = d + wd * p[i];                                                          \
-                if (o->momentum != 0) {                                                                \
-                    T buf = o->first_step ? d : s0[i] * m + damp * d;                                  \
+                if (has_momentum) {                                                                    \
+                    T buf = first ? d : s0[i] * m + damp * d;                                         \
                     s0[i] = buf;                                                                       \
-                    d = o->nesterov ? d + m * buf : buf;                                               \
+                    d = nesterov ? d + m * buf : buf;                                                  \
                 }                                                                                      \
                 p[i] = p[i] - lr * d;                                                                  \
             }                                                                                          \
@@ -101,13 +104,13 @@ static coefs step_coefs(const em_optim_args *s, int i)
             const T shrink = (T)(1 - o->lr * o->weight_decay);                                         \
             for (int64_t i = 0; i < n; i++) {                                                          \
                 T d = sign * g[i];                                                                     \
-                if (s->alg == EM_ADAMW) p[i] = p[i] * shrink;                                          \
+                if (adamw) p[i] = p[i] * shrink;                                                       \
                 else if (l2) d = d + wd * p[i];                                                        \
                 T m = s0[i] * b1 + (1 - b1) * d;                                                       \
                 T v = s1[i] * b2 + (1 - b2) * (d * d);                                                 \
                 s0[i] = m;                                                                             \
                 s1[i] = v;                                                                             \
-                if (o->amsgrad) v = s2[i] = v > s2[i] ? v : s2[i];                                     \
+                if (amsgrad) v = s2[i] = v > s2[i] ? v : s2[i];                                        \
                 T denom = SQRT(v) / kb + eps;                                                          \
                 p[i] = p[i] + ka * (m / denom);                                                        \
             }                                                                                          \
@@ -121,7 +124,7 @@ static coefs step_coefs(const em_optim_args *s, int i)
                 T sq = s0[i] * a + (1 - a) * (d * d);                                                  \
                 s0[i] = sq;                                                                            \
                 T avg;                                                                                 \
-                if (o->centered) {                                                                     \
+                if (centered) {                                                                        \
                     T ga = s2[i] * a + (1 - a) * d;                                                    \
                     s2[i] = ga;                                                                        \
                     avg = SQRT(sq - ga * ga) + eps;                                                    \

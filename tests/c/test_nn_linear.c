@@ -94,3 +94,45 @@ TEST(nn_linear_grad)
     CHECK(gradgradcheck("linear", f_linear, 3, in, ""));
     RELEASE(in[0], in[1], in[2]);
 }
+
+/* Both operands of mm as transposed views: their gradients are computed in
+ * their layout (col_major in formulas_linalg.c) and move through the views'
+ * backward without a copy (formulas_view.c's permutation path). */
+static em_tensor *f_mm_both_t(em_tensor *const *in, const void *c)
+{
+    em_tensor *a = em_t(in[0]), *b = em_t(in[1]), *r = em_mm(a, b);
+    RELEASE(a, b);
+    return r;
+}
+/* linear of an input whose last dim was transposed in: not folded (not contiguous) */
+static em_tensor *f_linear_3d_noncontig(em_tensor *const *in, const void *c)
+{
+    em_tensor *x = em_reshape(in[0], 3, (int64_t[]){2, 3, 2}), *xt = x ? em_transpose(x, 1, 2) : NULL;
+    em_tensor *y = xt ? em_linear(xt, in[1], in[2]) : NULL;
+    RELEASE(x, xt);
+    return y;
+}
+
+TEST(nn_linear_transposed_grads)
+{
+    em_tensor *ab[2] = {leaf(2, (int64_t[]){4, 3}, -1, 1), leaf(2, (int64_t[]){5, 4}, -1, 1)};
+    CHECK(gradcheck("mm of two transposes", f_mm_both_t, 2, ab, NULL));
+    CHECK(gradgradcheck("mm of two transposes", f_mm_both_t, 2, ab, NULL));
+    em_tensor *in[3] = {leaf(2, (int64_t[]){4, 3}, -1, 1), leaf(2, (int64_t[]){5, 3}, -1, 1),
+                        leaf(1, (int64_t[]){5}, -1, 1)};
+    CHECK(gradcheck("linear_3d_noncontig", f_linear_3d_noncontig, 3, in, NULL));
+    /* the weight's gradient is dense in the weight's own layout:
+     * d sum(x w^T + b) / dw[o, i] = sum_r x[r, i] */
+    em_tensor *x = trand(EM_F64, 2, (int64_t[]){4, 3}, -1, 1), *w = leaf(2, (int64_t[]){5, 3}, -1, 1);
+    em_tensor *y = em_linear(x, w, NULL), *s = y ? em_sum(y, 0, NULL, false, EM_DTYPE_NONE) : NULL;
+    CHECK(s && em_backward(1, &s, NULL, false, false, 0, NULL) == EM_OK);
+    em_tensor *g = em_get_grad(w);
+    CHECK(g && em_is_contiguous(g) && em_size(g, 0) == 5 && em_size(g, 1) == 3);
+    for (int64_t o = 0; g && o < 5; o++)
+        for (int64_t i = 0; i < 3; i++) {
+            double want = 0;
+            for (int64_t r = 0; r < 4; r++) want += tval(x, r * 3 + i);
+            CHECK(fabs(tval(g, o * 3 + i) - want) < 1e-12);
+        }
+    RELEASE(ab[0], ab[1], in[0], in[1], in[2], x, w, y, s, g);
+}
