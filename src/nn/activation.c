@@ -2,7 +2,7 @@
  * prelu, glu, rrelu (its slopes are an op of their own), and the
  * composites softsign and tanhshrink. Kernels: src/cpu/nnact.c. */
 #include "../core/rng.h"
-#include "../ops/dispatch.h"
+#include "run_new.h"
 
 /* A floating dtype the activation kernels take, or the PyTorch-style error. */
 static em_status check_float(const em_tensor *x, const char *kernel)
@@ -10,21 +10,6 @@ static em_status check_float(const em_tensor *x, const char *kernel)
     if (!em_dtype_is_float((em_dtype)x->dtype))
         return em_fail(EM_ERR_DTYPE, "\"%s\" not implemented for '%s'", kernel, em_dtypes[x->dtype].scalar_name);
     return EM_OK;
-}
-
-/* Runs c (inputs and params set) into one new tensor of (ndim, sizes, dt). */
-static em_tensor *run_new(em_call *c, int ndim, const int64_t *sizes, em_dtype dt)
-{
-    em_tensor *out = em_tensor_new(ndim, sizes, dt, c->in[0]->storage->device);
-    if (!out) return NULL;
-    c->nout = 1;
-    c->out[0] = out;
-    c->operand_dtypes[0] = (int8_t)dt;
-    if (em_dispatch(c)) {
-        em_release(out);
-        return NULL;
-    }
-    return out;
 }
 
 em_tensor *em_prelu(const em_tensor *x, const em_tensor *weight)
@@ -43,7 +28,7 @@ em_tensor *em_prelu(const em_tensor *x, const em_tensor *weight)
                         em_dtypes[weight->dtype].scalar_name, em_dtypes[x->dtype].scalar_name);
     em_call c = {.op = EM_OP_prelu, .nin = 2, .in = {x, weight}, .dtype = (em_dtype)x->dtype,
                  .operand_dtypes = {0, x->dtype, x->dtype}};
-    return run_new(&c, x->ndim, x->sizes, (em_dtype)x->dtype);
+    return em_nn_run_new(&c, x->ndim, x->sizes, (em_dtype)x->dtype);
 }
 
 em_tensor *em_glu(const em_tensor *x, int dim)
@@ -62,7 +47,7 @@ em_tensor *em_glu(const em_tensor *x, int dim)
     /* the kernel reads x as two operands, its halves */
     em_call c = {.op = EM_OP_glu, .nin = 1, .in = {x}, .dtype = (em_dtype)x->dtype, .i = {d},
                  .operand_dtypes = {0, x->dtype, x->dtype}};
-    return run_new(&c, x->ndim, sizes, (em_dtype)x->dtype);
+    return em_nn_run_new(&c, x->ndim, sizes, (em_dtype)x->dtype);
 }
 
 /* ---- rrelu ------------------------------------------------------------------- */
@@ -76,7 +61,7 @@ em_tensor *em_rrelu_noise(const em_tensor *x, double lower, double upper, em_gen
     em_generator *locked = em_rng_begin(g, &key, &offset);
     em_call c = {.op = EM_OP_rrelu_noise, .nin = 1, .in = {x}, .dtype = (em_dtype)x->dtype, .f = {lower, upper},
                  .i = {(int64_t)key, (int64_t)offset, wpe}, .operand_dtypes = {0, x->dtype}};
-    em_tensor *noise = run_new(&c, x->ndim, x->sizes, (em_dtype)x->dtype);
+    em_tensor *noise = em_nn_run_new(&c, x->ndim, x->sizes, (em_dtype)x->dtype);
     em_rng_end(locked, noise ? em_rng_counters(em_numel(x), wpe) : 0);
     return noise;
 }

@@ -1,7 +1,7 @@
 /* The op layer of embedding: lookup, its dense weight gradient, and the
  * max_norm renormalisation. Kernels: src/cpu/nnact_embedding.c, which check
  * the index range before writing anything. */
-#include "../ops/dispatch.h"
+#include "run_new.h"
 
 /* Indices as a contiguous tensor (a new reference), or the PyTorch error. */
 static em_tensor *contiguous_indices(const em_tensor *indices, const char *fn)
@@ -24,21 +24,6 @@ static em_status check_padding(int64_t padding_idx, int64_t num_weights)
     return EM_OK;
 }
 
-/* Runs c into a new tensor of indices.shape + [D] (or `sizes`), dtype dt. */
-static em_tensor *run_new(em_call *c, int ndim, const int64_t *sizes, em_dtype dt)
-{
-    em_tensor *out = em_tensor_new(ndim, sizes, dt, c->in[0]->storage->device);
-    if (!out) return NULL;
-    c->nout = 1;
-    c->out[0] = out;
-    c->operand_dtypes[0] = (int8_t)dt;
-    if (em_dispatch(c)) {
-        em_release(out);
-        return NULL;
-    }
-    return out;
-}
-
 em_tensor *em_embedding(const em_tensor *weight, const em_tensor *indices, int64_t padding_idx,
                         bool scale_grad_by_freq)
 {
@@ -52,7 +37,7 @@ em_tensor *em_embedding(const em_tensor *weight, const em_tensor *indices, int64
     sizes[idx->ndim] = weight->sizes[1];
     em_call c = {.op = EM_OP_embedding, .nin = 2, .in = {weight, idx}, .dtype = (em_dtype)weight->dtype,
                  .i = {padding_idx, scale_grad_by_freq}, .operand_dtypes = {0, weight->dtype, idx->dtype}};
-    em_tensor *out = run_new(&c, idx->ndim + 1, sizes, (em_dtype)weight->dtype);
+    em_tensor *out = em_nn_run_new(&c, idx->ndim + 1, sizes, (em_dtype)weight->dtype);
     em_release(idx);
     return out;
 }
@@ -78,7 +63,7 @@ em_tensor *em_embedding_dense_backward(const em_tensor *grad, const em_tensor *i
     em_call c = {.op = EM_OP_embedding_dense_backward, .nin = 2, .in = {grad, idx}, .dtype = (em_dtype)grad->dtype,
                  .i = {padding_idx, scale_grad_by_freq, num_weights},
                  .operand_dtypes = {0, grad->dtype, idx->dtype}};
-    em_tensor *out = run_new(&c, 2, sizes, (em_dtype)grad->dtype);
+    em_tensor *out = em_nn_run_new(&c, 2, sizes, (em_dtype)grad->dtype);
     em_release(idx);
     return out;
 }
@@ -230,7 +215,7 @@ em_tensor *em_embedding_bag_backward(const em_tensor *grad, const em_tensor *ind
         em_call c = {.op = EM_OP_embedding_bag_backward, .nin = 6, .in = {ts[0], ts[1], ts[2], ts[3], ts[4], ts[5]},
                      .dtype = (em_dtype)grad->dtype, .i = {num_weights, mode, padding_idx, scale_grad_by_freq},
                      .operand_dtypes = {0, grad->dtype, ts[1]->dtype, EM_I64, EM_I64, grad->dtype, EM_I64}};
-        out = run_new(&c, 2, sizes, (em_dtype)grad->dtype);
+        out = em_nn_run_new(&c, 2, sizes, (em_dtype)grad->dtype);
     }
     for (int k = 0; k < 6; k++) em_release(ts[k]);
     return out;
