@@ -71,6 +71,13 @@ static coefs step_coefs(const em_optim_args *s, int i)
     return k;
 }
 
+/* Adam's first and second moments of gradient d, stored back: m and v. */
+#define ADAM_MOMENTS(T)                          \
+    T m = s0[i] * b1 + (1 - b1) * d;             \
+    T v = s1[i] * b2 + (1 - b2) * (d * d);       \
+    s0[i] = m;                                   \
+    s1[i] = v;
+
 /* The elementwise update of n elements for one dtype T. */
 #define DEFINE_UPDATE(T, SQRT)                                                                         \
     EM_SIMD static void update_##T(const em_optim_args *s, coefs k, T *restrict p, const T *restrict g, \
@@ -106,10 +113,7 @@ static coefs step_coefs(const em_optim_args *s, int i)
                 T d = sign * g[i];                                                                     \
                 if (adamw) p[i] = p[i] * shrink;                                                       \
                 else if (l2) d = d + wd * p[i];                                                        \
-                T m = s0[i] * b1 + (1 - b1) * d;                                                       \
-                T v = s1[i] * b2 + (1 - b2) * (d * d);                                                 \
-                s0[i] = m;                                                                             \
-                s1[i] = v;                                                                             \
+                ADAM_MOMENTS(T)                                                                        \
                 if (amsgrad) v = s2[i] = v > s2[i] ? v : s2[i];                                        \
                 T denom = SQRT(v) / kb + eps;                                                          \
                 p[i] = p[i] + ka * (m / denom);                                                        \
@@ -179,10 +183,7 @@ static coefs step_coefs(const em_optim_args *s, int i)
             for (int64_t i = 0; i < n; i++) {                                                          \
                 T d = g[i];                                                                            \
                 if (decay) d = d + wd * p[i];                                                          \
-                T m = s0[i] * b1 + (1 - b1) * d;                                                       \
-                T v = s1[i] * b2 + (1 - b2) * (d * d);                                                 \
-                s0[i] = m;                                                                             \
-                s1[i] = v;                                                                             \
+                ADAM_MOMENTS(T)                                                                        \
                 T denom = SQRT(v / ka) + eps;                                                          \
                 T q = p[i] + kb * (d / denom);                                                         \
                 p[i] = q + kc * (m / denom);                                                           \
@@ -192,10 +193,7 @@ static coefs step_coefs(const em_optim_args *s, int i)
             for (int64_t i = 0; i < n; i++) {                                                          \
                 T d = g[i];                                                                            \
                 if (decay) d = d + wd * p[i];                                                          \
-                T m = s0[i] * b1 + (1 - b1) * d;                                                       \
-                T v = s1[i] * b2 + (1 - b2) * (d * d);                                                 \
-                s0[i] = m;                                                                             \
-                s1[i] = v;                                                                             \
+                ADAM_MOMENTS(T)                                                                        \
                 T bcm = m / ka;                                                                        \
                 p[i] = kc != 0 ? p[i] - bcm * lr * (kb / (SQRT(v) + eps)) * kc : p[i] - bcm * lr;      \
             }                                                                                          \
