@@ -28,6 +28,12 @@ typedef struct em_pool_params {
 /* Max pooling. *indices (when not NULL) receives int64 indices of each maximum in its
  * plane's flattened spatial input (PyTorch's return_indices). Differentiable in x. */
 em_tensor *em_max_pool(const em_tensor *x, const em_pool_params *p, em_tensor **indices);
+/* Gradient of the max pools (fixed and adaptive): grad (shaped like their output, float) added
+ * into zeros of `input_sizes` (ndim dims) at `indices` (int64, grad's shape; flat in each plane
+ * of the nd trailing dims). An index outside its plane is an IndexError. Differentiable in grad
+ * (its gradient gathers at the indices). */
+em_tensor *em_max_pool_backward(const em_tensor *grad, const em_tensor *indices, int nd, int ndim,
+                                const int64_t *input_sizes);
 /* Average pooling (count_include_pad, divisor_override, ceil_mode as in PyTorch). */
 em_tensor *em_avg_pool(const em_tensor *x, const em_pool_params *p);
 /* Gradient of avg_pool: grad (shaped like its output) spread over an input of `input_sizes`

@@ -111,6 +111,10 @@ EMP_BIND(embedding_renorm_, "embedding_renorm_(Tensor input, Tensor indices, flo
 {
     return emp_status_self(em_embedding_renorm_(a->t[0], a->t[1], a->d[2], a->d[3]), a->obj[0]);
 }
+EMP_BIND(threshold_backward, "threshold_backward(Tensor grad_output, Tensor input, Number threshold)")
+{
+    return emp_wrap(em_threshold_backward(a->t[0], a->t[1], a->d[2]));
+}
 EMP_BIND(embedding_dense_backward, "embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, "
                                    "int padding_idx, bool scale_grad_by_freq)")
 {
@@ -168,6 +172,6 @@ PyMethodDef emp_nnact_nn[] = {
     EMP_FUNCTION(glu), EMP_FUNCTION(softshrink), EMP_FUNCTION(softsign), EMP_FUNCTION(tanhshrink),
     EMP_FUNCTION(elu_), EMP_FUNCTION(leaky_relu_), EMP_FUNCTION(hardtanh_), EMP_FUNCTION(relu6_),
     EMP_FUNCTION(silu_), EMP_FUNCTION(mish_), EMP_FUNCTION(hardsigmoid_), EMP_FUNCTION(hardswish_),
-    EMP_FUNCTION(embedding_dense_backward), EMP_FUNCTION(embedding_bag_backward),
+    EMP_FUNCTION(threshold_backward), EMP_FUNCTION(embedding_dense_backward), EMP_FUNCTION(embedding_bag_backward),
     {NULL},
 };

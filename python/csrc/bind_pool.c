@@ -124,6 +124,10 @@ EMP_BIND(avg_pool_backward, "avg_pool_backward(Tensor grad_output, Tensor input,
     p.divisor_override = a->has[8] ? a->i[8] : 0;
     return emp_wrap(em_avg_pool_backward(a->t[0], &p, em_ndim(a->t[1]), em_sizes(a->t[1])));
 }
+EMP_BIND(max_pool_backward, "max_pool_backward(Tensor grad_output, Tensor indices, Tensor input, int nd)")
+{
+    return emp_wrap(em_max_pool_backward(a->t[0], a->t[1], (int)a->i[3], em_ndim(a->t[2]), em_sizes(a->t[2])));
+}
 EMP_BIND(adaptive_avg_pool_backward, "adaptive_avg_pool_backward(Tensor grad_output, Tensor input, int nd)")
 {
     return emp_wrap(em_adaptive_avg_pool_backward(a->t[0], (int)a->i[2], em_ndim(a->t[1]), em_sizes(a->t[1])));
@@ -210,6 +214,7 @@ PyMethodDef emp_pool_nn[] = {
     EMP_FUNCTION(max_pool),         EMP_FUNCTION(avg_pool),        EMP_FUNCTION(adaptive_avg_pool),
     EMP_FUNCTION(adaptive_max_pool), EMP_FUNCTION(max_unpool),     EMP_FUNCTION(pad),
     EMP_FUNCTION(upsample_nearest), EMP_FUNCTION(upsample_linear), EMP_FUNCTION(avg_pool_backward),
+    EMP_FUNCTION(max_pool_backward),
     EMP_FUNCTION(adaptive_avg_pool_backward), EMP_FUNCTION(pad_backward), EMP_FUNCTION(upsample_nearest_backward),
     EMP_FUNCTION(upsample_linear_backward), {NULL},
 };

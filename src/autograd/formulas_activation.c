@@ -6,8 +6,8 @@
  * at 0. Shorthands: formulas_pointwise.h. */
 #include "formulas_pointwise.h"
 
-/* relu: the gradient passes where the output is positive */
-UNARY_OUT(relu, MASKED(X(em_gt(y, S(0)))))
+/* relu: the gradient passes where the output is positive (one fused pass) */
+UNARY_OUT(relu, X(em_threshold_backward(G, y, 0)))
 UNARY_IN(leaky_relu, X(em_where(X(em_gt(x, S(0))), G, X(em_mul(G, S(P(0)))))))
 
 /* hardtanh(min, max) and relu6 = hardtanh(0, 6): inside the open interval.

@@ -4,7 +4,7 @@
  * A convolution y = conv(x, w) is linear in each argument, so
  *   dx = the other-direction convolution of G with w (em_convolution_input_grad),
  *   dw = convolution_weight_grad(x, G)   (bilinear in x and G),
- *   db = G summed over the batch and spatial dims.
+ *   db = G summed over the spatial dims, then the batch.
  * convolution_weight_grad's own gradients are convolutions again
  * (<V, WG(X, G)> = <conv(X, V), G>): with gW the gradient of its output,
  *   dX = conv_transpose(G, gW),   dG = conv(X, gW),
@@ -30,9 +30,11 @@ EM_BACKWARD(convolution, EM_SAVE_IN(0) | EM_SAVE_IN(1))
     GRAD(1, X(em_convolution_weight_grad(x, G, wg->sizes + 2, p.nd, p.stride, p.padding, p.dilation, p.transposed,
                                          p.groups)));
     if (n->nin > 2 && em_node_needs_grad(n, 2)) {
-        int dims[4] = {0};
-        for (int d = 0; d < p.nd; d++) dims[1 + d] = 2 + d;
-        GRAD(2, X(em_sum(G, p.nd + 1, dims, false, EM_DTYPE_NONE)));
+        /* the spatial dims first, then the batch: one sum over dims (0, 2, ...) would copy G
+         * to bring the reduced dims together */
+        int spatial[3], batch = 0;
+        for (int d = 0; d < p.nd; d++) spatial[d] = 2 + d;
+        GRAD(2, X(em_sum(X(em_sum(G, p.nd, spatial, false, EM_DTYPE_NONE)), 1, &batch, false, EM_DTYPE_NONE)));
     }
     DONE();
 }

@@ -5,7 +5,15 @@
  * its negative branch at 0. Shorthands: formulas_pointwise.h. */
 #include "formulas_pointwise.h"
 
-UNARY_IN(threshold, MASKED(X(em_gt(x, S(P(0))))))
+UNARY_IN(threshold, X(em_threshold_backward(G, x, P(0))))
+/* linear in g, piecewise constant in x: nothing flows to x */
+EM_BACKWARD(threshold_backward, EM_SAVE_IN(1))
+{
+    em_arena a = {0};
+    INPUT(x, 1);
+    GRAD(0, X(em_threshold_backward(G, x, P(0))));
+    DONE();
+}
 UNARY_IN(hardshrink, MASKED(X(em_gt(X(em_abs(x)), S(P(0))))))
 UNARY_IN(softshrink, MASKED(X(em_gt(X(em_abs(x)), S(P(0))))))
 

@@ -1,14 +1,35 @@
 /* Backward formulas of the pool family's linear ops (src/nn/pool*.c, pad.c, upsample.c): each
  * op and its backward op are adjoints, so each one's gradient is the other applied to the
  * incoming gradient, and both are differentiable again. Params come from the call (see
- * src/nn/pool_call.h); sizes from the node's input geometry. Max pools have no formula:
- * their recorded values are a gather (EM_F_GRAD_PARTS). */
+ * src/nn/pool_call.h); sizes from the node's input geometry. The max pools' gradient adds into
+ * the input at their indices (max_pool_backward), whose own gradient gathers there. */
 #include "autograd.h"
-#include "../nn/pool_call.h"
+#include "../nn/pool_common.h"
 #include "ember/ember.h"
 
 #define IN (n->in_geom[0])
 #define P(k) (n->call.i[k])
+
+/* i[0] = nd; output 1: the indices */
+static em_status max_pool_grad(const em_node *n, em_tensor *const *go, em_tensor **gi)
+{
+    em_arena a = {0};
+    em_tensor *idx = X(em_node_unpack_output(n, 1));
+    if (!idx) return em_arena_end(&a);
+    GRAD(0, X(em_max_pool_backward(G, idx, (int)P(0), IN.ndim, IN.sizes)));
+    DONE();
+}
+EM_BACKWARD(max_pool, EM_SAVE_OUT(1)) { return max_pool_grad(n, go, gi); }
+EM_BACKWARD(adaptive_max_pool, EM_SAVE_OUT(1)) { return max_pool_grad(n, go, gi); }
+
+EM_BACKWARD(max_pool_backward, EM_SAVE_IN(1))
+{
+    em_arena a = {0};
+    const em_tensor *idx = em_node_input(n, 1);
+    if (!idx) return em_error_code();
+    GRAD(0, X(em_pool_gather_values(G, idx, (int)P(0))));
+    DONE();
+}
 
 EM_BACKWARD(avg_pool, 0)
 {

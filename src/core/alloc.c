@@ -5,7 +5,10 @@
  * A large block straight from malloc is fresh mmap'ed memory: the first
  * write to each page faults, which costs as much as the op itself on these
  * machines (out-of-place add of 1.6e7 floats: 31 ms fresh vs 15 ms reused).
- * So blocks of at least CACHE_MIN bytes are rounded to a size class (four
+ * glibc mmaps from 128 KiB up (its threshold moves with the frees it sees,
+ * so whether a 400 KiB activation faults depended on the heap's history:
+ * relu's backward on LeNet's conv2 output ran 55 or 256 us). So blocks of
+ * at least CACHE_MIN bytes are rounded to a size class (four
  * per power of two: at most 25% slack) and, when freed, kept for reuse up to
  * a cap on the total (EMBER_CPU_CACHE_MB, default 512; 0 disables).
  * em_empty_cache() gives them all back. Small blocks go to malloc as they are. */
@@ -14,7 +17,8 @@
 #include <stdlib.h>
 
 #define EM_ALIGN 64
-#define CACHE_MIN ((size_t)1 << 20)
+#define CACHE_LOG2 16
+#define CACHE_MIN ((size_t)1 << CACHE_LOG2)
 #define NCLASSES 256
 
 typedef struct cached_block {
@@ -33,7 +37,7 @@ static int size_class(size_t n, size_t *rounded)
     size_t quarter = ((size_t)1 << k) / 4;
     size_t steps = (n - ((size_t)1 << k) + quarter - 1) / quarter; /* 0..4 */
     *rounded = ((size_t)1 << k) + steps * quarter;
-    return (k - 20) * 5 + (int)steps;
+    return (k - CACHE_LOG2) * 5 + (int)steps;
 }
 
 static size_t cap(void)

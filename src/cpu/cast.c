@@ -78,6 +78,25 @@ static const em_loop_fn copy_loops[EM_DTYPE_COUNT] = {EM_FOR_ALL(LOOP_ENTRY)[EM_
 
 em_status cpu_copy(const em_call *c) { return cpu_pointwise(c, copy_loops); }
 
+/* A contiguous fill as a store loop of the element's width: the copy loop's
+ * stride-0 read does not vectorize (ones_like of 1e5 floats: 76 us vs 8). */
+#define FILL_AS(T)                                                                   \
+    do {                                                                             \
+        T v, *p = (T *)d;                                                            \
+        memcpy(&v, one, sizeof v);                                                   \
+        _Pragma("omp parallel for schedule(static) if (n > 16 * EM_GRAIN)")          \
+        for (int64_t i = 0; i < n; i++) p[i] = v;                                    \
+    } while (0)
+EM_SIMD static void fill_contiguous(char *d, int64_t n, size_t size, const char *one)
+{
+    switch (size) {
+    case 1: memset(d, one[0], (size_t)n); break;
+    case 2: FILL_AS(uint16_t); break;
+    case 4: FILL_AS(uint32_t); break;
+    default: FILL_AS(uint64_t); break;
+    }
+}
+
 /* fill: every element of out[0] = c->f[0] (c->i[0] for int64, exact). */
 em_status cpu_fill(const em_call *c)
 {
@@ -87,6 +106,10 @@ em_status cpu_fill(const em_call *c)
         memcpy(one, &c->i[0], 8);
     else
         em_store_f64(one, (em_dtype)t->dtype, c->f[0]);
+    if (em_is_contiguous(t)) {
+        fill_contiguous(em_tensor_data(t), em_numel(t), em_dtypes[t->dtype].size, one);
+        return EM_OK;
+    }
     em_tensor *src = em_from_data(one, 0, NULL, (em_dtype)t->dtype);
     if (!src) return em_error_code();
     em_call cc = *c;

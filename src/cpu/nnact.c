@@ -21,6 +21,14 @@ static em_status check_threshold(const em_call *c)
 }
 CPU_POINTWISE_CHECKED(threshold, check_threshold, EM_LOOPS_NUMERIC(threshold))
 
+/* threshold_backward(g, x; threshold) = x <= threshold ? 0 : g */
+#define THRESHOLD_BACKWARD(DT)                                                    \
+    EM_BINARY_LOOP(threshold_backward_##DT, em_##DT##_t, em_##DT##_t,             \
+                   b <= (em_##DT##_t)EM_PARAM(DT, p[0]) ? (em_##DT##_t)0 : a)
+EM_FOR_NUMERIC(THRESHOLD_BACKWARD)
+static em_status check_threshold_backward(const em_call *c) { return cpu_check_param(c->f[0], c->dtype); }
+CPU_POINTWISE_CHECKED(threshold_backward, check_threshold_backward, EM_LOOPS_NUMERIC(threshold_backward))
+
 /* hardshrink: 0 on [-lambd, lambd]; softshrink: also moves the rest by lambd */
 #define SHRINKS(DT, T)                                                                                \
     EM_UNARY_LOOP_P(hardshrink_##DT, T, T, const T l = (T)p[0];, a >= -l && a <= l ? (T)0 : a)       \

@@ -58,8 +58,8 @@ static em_status pool_setup(const em_tensor *x, const em_pool_params *p0, const 
     return EM_OK;
 }
 
-/* values = x's flattened planes gathered at indices: recorded ops, so that the gradient is
- * a scatter_add into the input's positions (and differentiable again). */
+/* values = x's flattened planes gathered at indices (recorded ops): max_pool_backward's
+ * gradient. */
 em_tensor *em_pool_gather_values(const em_tensor *x, const em_tensor *indices, int nd)
 {
     em_tensor *xf = em_flatten(x, x->ndim - nd, -1), *idf = em_flatten(indices, indices->ndim - nd, -1);
@@ -69,8 +69,7 @@ em_tensor *em_pool_gather_values(const em_tensor *x, const em_tensor *indices, i
     return r;
 }
 
-/* Runs a max-pool kind of call (values, indices); when autograd may record, the values come
- * from em_pool_gather_values instead of the kernel's (the op has no formula of its own). */
+/* Runs a max-pool kind of call: values and indices. */
 em_tensor *em_pool_run_max(em_op op, const em_tensor *x, const em_tensor *xc, const em_pool_geom *g, int nd,
                            const int64_t *out_sizes, em_tensor **indices)
 {
@@ -81,16 +80,8 @@ em_tensor *em_pool_run_max(em_op op, const em_tensor *x, const em_tensor *xc, co
         return NULL;
     }
     em_call c = {.op = op, .nin = 1, .nout = 2, .in = {xc}, .out = {values, idx}, .dtype = (em_dtype)xc->dtype,
-                 .arg = g};
-    bool record = em_is_grad_enabled() && em_requires_grad(xc);
-    if (record) em_set_grad_enabled(false);
-    em_status st = em_dispatch(&c);
-    if (record) em_set_grad_enabled(true);
-    if (st == EM_OK && record) {
-        em_release(values);
-        values = em_pool_gather_values(xc, idx, nd);
-    }
-    if (st || !values) {
+                 .arg = g, .i = {nd}};
+    if (em_dispatch(&c)) {
         em_release(values), em_release(idx);
         return NULL;
     }
@@ -112,6 +103,34 @@ em_tensor *em_max_pool(const em_tensor *x, const em_pool_params *p0, em_tensor *
     em_tensor *r = em_pool_run_max(EM_OP_max_pool, x, xc, &g, p.nd, out_sizes, indices);
     em_release(xc);
     return em_pool_result_dtype(r, x, indices);
+}
+
+em_tensor *em_max_pool_backward(const em_tensor *grad, const em_tensor *indices, int nd, int ndim,
+                                const int64_t *input_sizes)
+{
+    const char *name = "max_pool_backward";
+    if (!grad || !indices || !input_sizes) return em_error(EM_ERR_VALUE, "%s: argument is NULL", name);
+    if (nd < 1 || nd > 3 || ndim < nd + 1 || ndim > nd + 2 || grad->ndim != ndim)
+        return em_error(EM_ERR_SHAPE, "%s: grad of shape %s does not fit an input of %d dims pooled over %d",
+                        name, em_shape_str(grad->ndim, grad->sizes), ndim, nd);
+    if (indices->dtype != EM_I64 || indices->ndim != ndim ||
+        memcmp(indices->sizes, grad->sizes, (size_t)ndim * sizeof *grad->sizes) != 0)
+        return em_error(EM_ERR_SHAPE, "%s: indices must be int64 of grad's shape %s", name,
+                        em_shape_str(grad->ndim, grad->sizes));
+    for (int k = 0; k < ndim; k++)
+        if (input_sizes[k] < 0 || (k < ndim - nd && input_sizes[k] != grad->sizes[k]))
+            return em_error(EM_ERR_SHAPE, "%s: grad has shape %s, input %s", name,
+                            em_shape_str(grad->ndim, grad->sizes), em_shape_str(ndim, input_sizes));
+    em_tensor *gc = em_pool_compute_input(grad, name), *ic = gc ? em_contiguous(indices) : NULL;
+    em_tensor *r = NULL;
+    if (ic) {
+        em_dtype dt = (em_dtype)gc->dtype;
+        em_call c = {.op = EM_OP_max_pool_backward, .nin = 2, .in = {gc, ic}, .dtype = dt,
+                     .operand_dtypes = {dt, dt, EM_I64}, .i = {nd}};
+        r = em_pool_run1(&c, ndim, input_sizes);
+    }
+    em_release(gc), em_release(ic);
+    return em_pool_result_dtype(r, grad, NULL);
 }
 
 em_tensor *em_avg_pool(const em_tensor *x, const em_pool_params *p0)

@@ -9,13 +9,14 @@ typedef struct {
     int64_t i0;
 } act_case;
 
-enum { THRESHOLD, HARDSHRINK, SOFTSHRINK, PRELU, GLU, EMBEDDING, EMBED_BACKWARD, SOFTSIGN, TANHSHRINK, COSINE, PAIRWISE };
+enum { THRESHOLD, THRESHOLD_BACKWARD, HARDSHRINK, SOFTSHRINK, PRELU, GLU, EMBEDDING, EMBED_BACKWARD, SOFTSIGN, TANHSHRINK, COSINE, PAIRWISE };
 
 static em_tensor *f_act(em_tensor *const *in, const void *ctx)
 {
     const act_case *c = ctx;
     switch (c->op) {
     case THRESHOLD: return em_threshold(in[0], c->p0, c->p1);
+    case THRESHOLD_BACKWARD: return em_threshold_backward(in[0], in[1], c->p0);
     case HARDSHRINK: return em_hardshrink(in[0], c->p0);
     case SOFTSHRINK: return em_softshrink(in[0], c->p0);
     case PRELU: return em_prelu(in[0], in[1]);
@@ -54,6 +55,13 @@ TEST(gradcheck_nnact_pointwise)
         CHECK(gradgradcheck("nnact pointwise", f_act, 1, in, &cases[k]));
         em_release(x);
     }
+    /* threshold_backward: linear in g, nothing to x (kept away from the threshold) */
+    const act_case tb = {THRESHOLD_BACKWARD, 0.5, 0, 0};
+    em_tensor *in2[2] = {leaf(SHAPE(3, 4), -1, 1), away_from_kinks(SHAPE(3, 4))};
+    CHECK(gradcheck("threshold_backward", f_act, 2, in2, &tb));
+    CHECK(gradgradcheck("threshold_backward", f_act, 2, in2, &tb));
+    RELEASE(in2[0], in2[1]);
+    GRAD_COVER(EM_OP_threshold_backward);
 }
 
 TEST(gradcheck_prelu)

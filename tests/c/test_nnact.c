@@ -37,6 +37,27 @@ TEST(nnact_threshold_and_shrinks)
     RELEASE(xi, ti, xb, xf);
 }
 
+TEST(nnact_threshold_backward)
+{
+    COVER(EM_OP_threshold_backward);
+    /* g where x > threshold, else 0; nan in x passes g (as PyTorch); g broadcast; integers */
+    em_tensor *x = tt(EM_F32, SHAPE(5), (double[]){-1, 0.5, 0.75, NAN, 2});
+    em_tensor *g = tt(EM_F32, SHAPE(5), (double[]){1, 2, 3, 4, 5}), *g1 = tt(EM_F64, SHAPE(1), (double[]){7});
+    em_tensor *r = em_threshold_backward(g, x, 0.5), *rb = em_threshold_backward(g1, x, 0.5);
+    CHECK(r && em_dtype_of(r) == EM_F32 && tclose(r, (double[]){0, 0, 3, 4, 5}, 0, 0));
+    CHECK(rb && em_dtype_of(rb) == EM_F64 && tclose(rb, (double[]){0, 0, 7, 7, 7}, 0, 0));
+    em_tensor *xi = tt(EM_I64, SHAPE(3), (double[]){-2, 1, 3}), *ri = em_threshold_backward(xi, xi, 1);
+    CHECK(ri && tclose(ri, (double[]){0, 0, 3}, 0, 0));
+    em_tensor *xn = tnoncontig(x), *rn = em_threshold_backward(xn, xn, 0);
+    double *v = tvals(xn), want[5];
+    for (int i = 0; i < 5; i++) want[i] = v[i] <= 0 ? 0 : v[i];
+    CHECK(rn && tclose(rn, want, 0, 0));
+    free(v);
+    em_tensor *bad = tt(EM_F32, SHAPE(2), (double[]){1, 2});
+    CHECK_ERR(em_threshold_backward(bad, x, 0), EM_ERR_SHAPE);
+    RELEASE(x, g, g1, r, rb, xi, ri, xn, rn, bad);
+}
+
 TEST(nnact_prelu)
 {
     COVER(EM_OP_prelu);

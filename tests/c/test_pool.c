@@ -162,9 +162,21 @@ TEST(pool_backward_ops_are_adjoints)
         CHECK_MSG(fabs(lhs - rhs) < 1e-9 * (1 + fabs(lhs)), "case %d: %g vs %g", k, lhs, rhs);
         RELEASE(y, g, b);
     }
+    /* the max pools gather x at their indices: max_pool_backward is that gather's adjoint */
+    em_pool_params mp = {.nd = 2, .kernel = {3, 2}, .stride = {2, 2}, .padding = {1, 1}, .ceil_mode = true};
+    for (int k = 0; k < 2; k++) {
+        em_tensor *idx = NULL;
+        em_tensor *y = k ? em_adaptive_max_pool(x, 2, (int64_t[]){3, 4}, &idx) : em_max_pool(x, &mp, &idx);
+        em_tensor *g = y ? trand(EM_F64, em_ndim(y), em_sizes(y), -1, 1) : NULL;
+        em_tensor *b = g ? em_max_pool_backward(g, idx, 2, 4, em_sizes(x)) : NULL;
+        CHECK_MSG(b && tshape_is(b, 4, em_sizes(x)), "max case %d: %s", k, em_last_error());
+        double lhs = dot(y, g), rhs = dot(x, b);
+        CHECK_MSG(fabs(lhs - rhs) < 1e-9 * (1 + fabs(lhs)), "max case %d: %g vs %g", k, lhs, rhs);
+        RELEASE(y, idx, g, b);
+    }
     RELEASE(x, x5);
     COVER(EM_OP_avg_pool_backward, EM_OP_adaptive_avg_pool_backward, EM_OP_pad_backward,
-          EM_OP_upsample_nearest_backward, EM_OP_upsample_linear_backward);
+          EM_OP_upsample_nearest_backward, EM_OP_upsample_linear_backward, EM_OP_max_pool_backward);
 }
 
 TEST(pool_dtypes_and_layouts)
@@ -215,5 +227,17 @@ TEST(pool_errors)
     em_tensor *y = em_avg_pool(img, &(em_pool_params){.nd = 2, .kernel = {2, 2}});
     CHECK_ERR(em_avg_pool_backward(img, &(em_pool_params){.nd = 2, .kernel = {2, 2}}, 4, em_sizes(img)), EM_ERR_SHAPE);
     CHECK_ERR(em_max_unpool(y, i, &(em_pool_params){.nd = 2, .kernel = {2, 2}}, NULL), EM_ERR_SHAPE);
-    RELEASE(x, i, flat, img, y);
+    /* max_pool_backward: indices int64 of grad's shape, inside their plane; sizes that fit */
+    em_tensor *g = em_ones(4, (int64_t[]){1, 1, 2, 2}, EM_F32), *gi = em_zeros(4, (int64_t[]){1, 1, 2, 2}, EM_I64);
+    em_tensor *gf = em_zeros(4, (int64_t[]){1, 1, 2, 2}, EM_F32), *far = em_full(4, (int64_t[]){1, 1, 2, 2}, 16, EM_I64);
+    em_tensor *neg = em_full(4, (int64_t[]){1, 1, 2, 2}, -1, EM_I64), *ok = em_max_pool_backward(g, gi, 2, 4, em_sizes(img));
+    CHECK(ok && tclose(ok, (double[]){4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0, 0));
+    CHECK_ERR(em_max_pool_backward(g, far, 2, 4, em_sizes(img)), EM_ERR_INDEX);
+    CHECK_ERR(em_max_pool_backward(g, neg, 2, 4, em_sizes(img)), EM_ERR_INDEX);
+    CHECK_ERR(em_max_pool_backward(g, gf, 2, 4, em_sizes(img)), EM_ERR_SHAPE);
+    CHECK_ERR(em_max_pool_backward(g, i, 2, 4, em_sizes(img)), EM_ERR_SHAPE);
+    CHECK_ERR(em_max_pool_backward(g, gi, 2, 4, (int64_t[]){2, 1, 4, 4}), EM_ERR_SHAPE);
+    CHECK_ERR(em_max_pool_backward(g, gi, 2, 3, em_sizes(img) + 1), EM_ERR_SHAPE);
+    CHECK_ERR(em_max_pool_backward(gi, gi, 2, 4, em_sizes(img)), EM_ERR_DTYPE);
+    RELEASE(x, i, flat, img, y, g, gi, gf, far, neg, ok);
 }

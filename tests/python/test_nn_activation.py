@@ -125,6 +125,15 @@ def test_threshold_int_and_hardshrink_method():
     check(lambda x, m: x.hardshrink(0.3), rand(4, 5))
 
 
+def test_threshold_backward_as_aten():
+    g, x = rand(4, 5, dtype='float64'), rand(4, 5, dtype='float64')
+    x[0, 0] = 0.25
+    x[1, 1] = float('nan')
+    want = torch.ops.aten.threshold_backward(g, x, 0.25)
+    got = ember._C._nn.threshold_backward(ember.tensor(g.numpy()), ember.tensor(x.numpy()), 0.25)
+    assert torch.equal(torch.tensor(got.numpy()), want)
+
+
 def test_rrelu_training():
     x = ember.randn(200, 100, dtype=ember.float64)
     ember.manual_seed(4)

@@ -378,3 +378,12 @@ def test_backward_ops_bound_in_nn():
     want = torch.ops.aten.upsample_bilinear2d_backward(tg2, [8, 7], [2, 3, 6, 5], True)
     got = nn.upsample_linear_backward(to_ember(tg2), [2, 3, 6, 5], True)
     assert torch.allclose(torch.tensor(got.numpy()), want)
+    # the max pools' gradient: torch's max_pool2d_with_indices_backward with the same indices
+    y, idx = ember.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True, ceil_mode=True)
+    ty, tidx = torch.nn.functional.max_pool2d(tx, 3, 2, 1, return_indices=True, ceil_mode=True)
+    gy = to_ember(rand(*y.shape, dtype="float64"))
+    want = torch.ops.aten.max_pool2d_with_indices_backward(torch.tensor(gy.numpy()), tx, [3, 3], [2, 2], [1, 1],
+                                                            [1, 1], True, tidx)
+    assert torch.allclose(torch.tensor(nn.max_pool_backward(gy, idx, x, 2).numpy()), want)
+    with pytest.raises(IndexError):
+        nn.max_pool_backward(gy, ember.full(idx.shape, 30, dtype=ember.int64), x, 2)
