@@ -126,10 +126,12 @@ demo:
 	@$(MAKE) --no-print-directory -j$$(nproc) all
 	@sh tools/run_demo.sh
 
+# `make bench [BENCH_ARGS='--only conv norm' | '--quick']`: every bench/
+# script beside PyTorch; writes bench/RESULTS.md and README.md's table.
 BENCH := $(patsubst bench/%.c,$(B)/%,$(wildcard bench/*.c))
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH)
-	@for s in bench/bench_*.py; do echo "== $$s"; $(PYTHON) $$s || exit 1; done
+	@BENCH_COMMAND="make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" $(PYTHON) bench/run.py $(BENCH_ARGS)
 
 $(B)/bench_%: bench/bench_%.c $(B)/libember.a
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libember.a $(LDLIBS)

@@ -1,15 +1,13 @@
 """Ember's autograd (C API) vs PyTorch 1.13, side by side, on 1-element
 tensors: `(x * w).sum().backward()` and forward+backward of a chain of 100
-elementwise ops. Prints PyTorch time / Ember time (> 1: Ember is faster).
-Run through `make bench`."""
+elementwise ops, 1 thread. Ember through build/bench_autograd (its C API),
+PyTorch from Python. Run through `make bench` or directly (after
+`make build/bench_autograd`)."""
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import blas_core, contention_check, run_torch, torch_env  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from common import cli, figure, run_program, run_torch  # noqa: E402
 
 TORCH = r'''
 torch.set_num_threads(1)
@@ -24,21 +22,15 @@ def chain():
 print(json.dumps({"case": "mul_sum_backward", "us": best(mul_sum, 0.2, 5)}))
 print(json.dumps({"case": "chain100_backward", "us": best(chain, 0.3, 5)}))
 '''
+CASES = {"mul_sum_backward": "(x * w).sum().backward(), 1 element",
+         "chain100_backward": "100 add/mul, then backward, 1 element"}
 
 
-def main():
-    ok, msg = contention_check()
-    print("BLAS core: %s   CPU check: %s" % (blas_core(), msg))
-    out = subprocess.run([os.path.join(ROOT, "build", "bench_autograd")], capture_output=True, text=True, check=True,
-                         env=torch_env(1))
-    ember = {line.split()[0]: float(line.split()[2]) for line in out.stdout.splitlines()}
+def figures(args):
+    ember = {line.split()[0]: float(line.split()[2]) for line in run_program("bench_autograd", (), 1)}
     torch = {r["case"]: r["us"] for r in run_torch(TORCH, 1)}
-    print("%-20s %12s %12s %8s" % ("case (1 element)", "ember us", "torch us", "ratio"))
-    for case, us in ember.items():
-        print("%-20s %12.3f %12.3f %8.2f" % (case, us, torch[case], torch[case] / us))
-    print("ratio = PyTorch time / Ember time (1 thread): above 1 means Ember is faster. PyTorch from Python, "
-          "Ember through its C API.")
+    return [figure(__file__, CASES[case], "us", 1, us, torch[case]) for case, us in ember.items()]
 
 
 if __name__ == "__main__":
-    main()
+    cli(__file__, figures)

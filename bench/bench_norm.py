@@ -4,15 +4,11 @@ layer norm (GPT: 1024 rows of 256) and group norm, at 1 and 2 threads.
 The same script runs in a process per library (`import ember as torch` on
 Ember's side). Prints both times and PyTorch time / Ember time (> 1: Ember is
 faster). Run through `make bench` or directly."""
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import PYTHON, TORCH_PRELUDE, blas_core, contention_check, run_torch, torch_env  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from common import cli, figure, run_lib  # noqa: E402
 
 SCRIPT = r'''
 torch.set_num_threads(int(sys.argv[1]))
@@ -42,29 +38,13 @@ emit("layer_norm fwd+bwd (1024,256)", fwd_bwd(ln))
 '''
 
 
-def run_ember(threads):
-    env = torch_env(threads)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python")
-    env["EMBER_NUM_THREADS"] = str(threads)
-    code = "import ember as torch\n" + TORCH_PRELUDE.replace("import json, sys, time, torch", "import json, sys, time") \
-        + SCRIPT
-    out = subprocess.run([PYTHON, "-c", code, str(threads)], env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.stderr.write(out.stderr)
-        raise SystemExit("ember benchmark failed")
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-
-
-def main():
-    ok, msg = contention_check()
-    print("BLAS core: %s; %s" % (blas_core(), msg))
+def figures(args):
+    rows = []
     for threads in (1, 2):
-        t, e = run_torch(SCRIPT, threads), run_ember(threads)
-        print("-- %d thread%s" % (threads, "s" if threads > 1 else ""))
-        print("%-40s %12s %12s %8s" % ("case", "torch us", "ember us", "ratio"))
-        for a, b in zip(t, e):
-            print("%-40s %12.1f %12.1f %8.2f" % (a["case"], a["us"], b["us"], a["us"] / b["us"]))
+        t, e = run_lib("torch", SCRIPT, threads), run_lib("ember", SCRIPT, threads)
+        rows += [figure(__file__, a["case"], "us", threads, b["us"], a["us"]) for a, b in zip(t, e)]
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    cli(__file__, figures)

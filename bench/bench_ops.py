@@ -2,16 +2,15 @@
 threads: elementwise and reductions on 1e3, 1e5 and 1.6e7 float32 elements,
 matmul of n x n float32 (n = 256, 1024, 2048; numel column = n), and the
 per-op cost of a 1-element add. Prints a table with the ratio
-PyTorch time / Ember time (> 1: Ember is faster).
+PyTorch time / Ember time (> 1: Ember is faster). Ember through its C API
+(build/bench_ops), PyTorch from Python (its per-op cost includes the
+interpreter).
 Run through `make bench` (builds build/bench_ops first)."""
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import blas_core, contention_check, run_torch, torch_env  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from common import cli, figure, run_program, run_torch  # noqa: E402
 
 TORCH = r'''
 threads = int(sys.argv[1])
@@ -35,34 +34,25 @@ for name in ops:
 
 
 def run_ember(threads):
-    out = subprocess.run([os.path.join(ROOT, "build", "bench_ops"), str(threads)], capture_output=True, text=True,
-                         check=True, env=torch_env(threads))
     rows = {}
-    for line in out.stdout.splitlines():
+    for line in run_program("bench_ops", (threads,), threads):
         op, numel, th, us = line.split()
         rows[(op, int(numel))] = float(us)
     return rows
 
 
-def main():
-    ok, msg = contention_check()
-    print("BLAS core: %s   CPU check: %s" % (blas_core(), msg))
-    results = {}
+def case(op, n):
+    return "matmul %dx%d" % (n, n) if op == "matmul" else "%s, %d element%s" % (op, n, "" if n == 1 else "s")
+
+
+def figures(args):
+    rows = []
     for threads in (1, 2):
         ember = run_ember(threads)
         torch = {(r["op"], r["numel"]): r["us"] for r in run_torch(TORCH, threads)}
-        results[threads] = (ember, torch)
-    print("%-6s %10s | %12s %12s %7s | %12s %12s %7s" % ("op", "numel", "ember 1t us", "torch 1t us", "ratio",
-                                                       "ember 2t us", "torch 2t us", "ratio"))
-    for key in results[1][0]:
-        cells = []
-        for threads in (1, 2):
-            e, t = results[threads][0][key], results[threads][1].get(key)
-            cells.append("%12.3f %12.3f %7.2f" % (e, t, t / e) if t else "%12.3f %12s %7s" % (e, "-", "-"))
-        print("%-6s %10d | %s | %s" % (key[0], key[1], cells[0], cells[1]))
-    print("ratio = PyTorch time / Ember time: above 1 means Ember is faster. PyTorch is timed from Python "
-          "(its per-op cost includes the interpreter); Ember through its C API.")
+        rows += [figure(__file__, case(*key), "us", threads, us, torch.get(key)) for key, us in ember.items()]
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    cli(__file__, figures)

@@ -11,11 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import PYTHON, TORCH_PRELUDE, blas_core, contention_check, run_torch, torch_env  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PYTHONPATH = os.path.join(ROOT, "python")
-sys.path.insert(0, PYTHONPATH)
+from common import PYTHON, cli, ember_env, figure, quick, run_lib, torch_env  # noqa: E402
 
 # argv: threads, then "sum" / "nosum" and "mlp" / "nomlp": the optional ops
 # Ember's Python front end has, so that both sides time the same program.
@@ -50,57 +46,34 @@ if use_mlp:
     emit("mlp 64-128-128-10 fwd+bwd", 1, mlp, 0.3)
 '''
 
-EMBER_PRELUDE = TORCH_PRELUDE.replace("import json, sys, time, torch\n",
-                                      "import json, sys, time\nimport ember as torch\n")
-assert EMBER_PRELUDE != TORCH_PRELUDE, "common.TORCH_PRELUDE changed: update EMBER_PRELUDE"
-
-
-def ember_env():
-    env = torch_env(1)
-    env["PYTHONPATH"] = PYTHONPATH
-    return env
-
-
-def run_ember(args):
-    import json
-    out = subprocess.run([PYTHON, "-c", EMBER_PRELUDE + SCRIPT, "1", *args],
-                         env=ember_env(), capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.stderr.write(out.stderr)
-        raise SystemExit("ember benchmark failed")
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-
 
 def import_time(module, env):
-    """Best of 5 wall times of `python3 -c "import module"`, in ms."""
+    """Best of 5 wall times (1 when quick) of `python3 -c "import module"`, in ms."""
     best = 1e30
-    for _ in range(5):
+    for _ in range(1 if quick() else 5):
         t0 = time.perf_counter()
         subprocess.run([PYTHON, "-c", "import " + module], env=env, check=True)
         best = min(best, time.perf_counter() - t0)
     return best * 1e3
 
 
-def main():
-    import ember
-    ok, msg = contention_check()
-    print("BLAS core: %s   CPU check: %s" % (blas_core(), msg))
-    has_sum, has_matmul = hasattr(ember, "sum"), hasattr(ember, "matmul")
-    args = ["sum" if has_sum else "nosum", "mlp" if has_sum and has_matmul else "nomlp"]
-    rows_e = run_ember(args)
-    rows_t = {(r["case"], r["numel"]): r["us"] for r in run_torch(SCRIPT, 1, args)}
-    print("%-28s %6s %12s %12s %8s" % ("case (1 thread)", "numel", "ember us", "torch us", "ratio"))
-    for r in rows_e:
-        t = rows_t[(r["case"], r["numel"])]
-        print("%-28s %6d %12.3f %12.3f %8.2f" % (r["case"], r["numel"], r["us"], t, t / r["us"]))
-    e_ms, t_ms = import_time("ember", ember_env()), import_time("torch", torch_env(1))
-    print("%-28s %6s %12.1f %12.1f %8.2f" % ("python3 -c 'import ...' ms", "-", e_ms, t_ms, t_ms / e_ms))
-    if not has_sum:
-        print("note: ember.sum is not bound yet: (x*w).backward() is timed instead of (x*w).sum().backward()")
-    if not (has_sum and has_matmul):
-        print("note: the MLP case needs ember.sum and ember.matmul, not bound yet: skipped")
-    print("ratio = PyTorch time / Ember time: above 1 means Ember is faster. Both from Python, same script.")
+def label(case, numel):
+    if case.startswith("mlp"):
+        return case + ", batch 1"
+    return "%s, %d element%s" % (case, numel, "" if numel == 1 else "s")
+
+
+def figures(args):
+    has = subprocess.run([PYTHON, "-c", "import ember; print(hasattr(ember, 'sum'), hasattr(ember, 'matmul'))"],
+                         env=ember_env(1), capture_output=True, text=True, check=True).stdout.split()
+    has_sum, has_matmul = has[0] == "True", has[1] == "True"
+    argv = ["sum" if has_sum else "nosum", "mlp" if has_sum and has_matmul else "nomlp"]
+    torch = {(r["case"], r["numel"]): r["us"] for r in run_lib("torch", SCRIPT, 1, argv)}
+    rows = [figure(__file__, label(r["case"], r["numel"]), "us", 1, r["us"], torch[(r["case"], r["numel"])])
+            for r in run_lib("ember", SCRIPT, 1, argv)]
+    e_ms, t_ms = import_time("ember", ember_env(1)), import_time("torch", torch_env(1))
+    return rows + [figure(__file__, "python3 -c 'import ...'", "ms", 1, e_ms, t_ms)]
 
 
 if __name__ == "__main__":
-    main()
+    cli(__file__, figures)

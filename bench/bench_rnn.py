@@ -9,13 +9,10 @@ bare, and (Ember) the fused recurrence (all steps of both layers: hidden
 GEMMs and gates) and its backward (backpropagation through time) run bare.
 Run: PYTHONPATH=python /usr/bin/python3 bench/bench_rnn.py"""
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import PYTHON, TORCH_PRELUDE, blas_core, contention_check, run_torch, torch_env  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from common import cli, figure, run_lib  # noqa: E402
 
 # argv[1]: threads. The same program for both libraries (`torch` is Ember's
 # module on Ember's side).
@@ -93,37 +90,19 @@ if hasattr(torch, "_C") and hasattr(torch._C, "_nn") and hasattr(torch._C._nn, "
 '''
 
 
-def run_ember(threads):
-    env = torch_env(threads)
-    env["PYTHONPATH"] = os.path.join(ROOT, "python")
-    env["EMBER_NUM_THREADS"] = str(threads)
-    code = TORCH_PRELUDE.replace("import json, sys, time, torch", "import json, sys, time\nimport ember as torch")
-    out = subprocess.run([PYTHON, "-c", code + SCRIPT, str(threads)], env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.stderr.write(out.stderr)
-        raise SystemExit("ember benchmark failed")
-    import json
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-
-
-def main():
-    ok, note = contention_check()
-    print(f"BLAS core: {blas_core()}; {note}")
+def figures(args):
+    rows = []
     batch = 20
     for threads in (1, 2):
-        e = {r["case"]: r["us"] for r in run_ember(threads)}
-        t = {r["case"]: r["us"] for r in run_torch(SCRIPT, threads)}
-        es, ts = batch / (e["train step"] * 1e-6), batch / (t["train step"] * 1e-6)
-        print(f"\n{threads} thread(s): train step  ember {e['train step'] / 1e3:8.1f} ms ({es:6.1f} seq/s)   "
-              f"torch {t['train step'] / 1e3:8.1f} ms ({ts:6.1f} seq/s)   ratio {es / ts:.2f}")
-        for case in e:
-            if case == "train step":
-                continue
-            tt = t.get(case)
-            ratio = f"ratio {tt / e[case]:.2f}" if tt else ""
-            torch_ms = f"{tt / 1e3:8.2f} ms" if tt else "       -   "
-            print(f"  {case:36s} ember {e[case] / 1e3:8.2f} ms   torch {torch_ms}   {ratio}")
+        e = {r["case"]: r["us"] for r in run_lib("ember", SCRIPT, threads)}
+        t = {r["case"]: r["us"] for r in run_lib("torch", SCRIPT, threads)}
+        rows.append(figure(__file__, "train step (seq 35, batch 20)", "seq/s", threads,
+                           batch / (e["train step"] * 1e-6), batch / (t["train step"] * 1e-6)))
+        rows += [figure(__file__, case, "ms", threads, us / 1e3, t[case] / 1e3 if case in t else None,
+                        note=None if case in t else "Ember only")
+                 for case, us in e.items() if case != "train step"]
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    cli(__file__, figures)

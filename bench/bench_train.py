@@ -6,25 +6,27 @@ torchvision's layout, 10 classes), a 2-layer LSTM language model (hidden
 256, seq 35, batch 20, vocab 10000) and a 6-layer GPT (d 256, 4 heads, seq
 128, batch 8, vocab 10000). Each library runs in its own process per
 thread count (1 and 2); prints samples/s and Ember / PyTorch's best.
+bench/run.py puts these rows in the README's headline table.
 
-    /usr/bin/python3 bench/bench_train.py [model ...] [--steps N] [--threads 1,2]
+    /usr/bin/python3 bench/bench_train.py [model ...] [--steps N] [--threads 1,2] [--quick]
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import PYTHON, blas_core, contention_check, torch_env  # noqa: E402
+from common import PYTHON, BenchError, cli, ember_env, figure, quick, run_json  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-MODELS = ['mlp', 'lenet', 'resnet18', 'lstm', 'gpt']
+# model: its row's case (the README's model column, batch included)
+MODELS = {'mlp': 'MLP 784-512-512-10, SGD, batch 128',
+          'lenet': 'LeNet-5 28×28, SGD, batch 64',
+          'resnet18': 'ResNet-18 32×32, SGD, batch 32',
+          'lstm': 'LSTM LM 2×256, seq 35, vocab 10k, SGD, batch 20',
+          'gpt': 'GPT 6 layers d256, seq 128, vocab 10k, AdamW, batch 8'}
 
 # The timed program: argv = library, model, steps. Prints one JSON line.
+# Quick (EMBER_BENCH_QUICK=1): one warm-up step and one round.
 WORKER = r'''
-import json, sys, time
+import json, os, sys, time
 lib, name, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if lib == 'ember':
     import ember as torch
@@ -155,10 +157,11 @@ def step():
     return loss
 
 
-for _ in range(3):
+rounds = 1 if os.environ.get('EMBER_BENCH_QUICK') == '1' else 3
+for _ in range(rounds):
     step()
 best = float('inf')
-for _ in range(3):
+for _ in range(rounds):
     t0 = time.perf_counter()
     for _ in range(steps):
         loss = step()
@@ -171,44 +174,30 @@ STEPS = {'mlp': 20, 'lenet': 20, 'resnet18': 3, 'lstm': 5, 'gpt': 2}
 
 
 def run(lib, model, threads, steps):
-    env = torch_env(threads)
-    env['EMBER_NUM_THREADS'] = str(threads)
-    env['PYTHONPATH'] = os.path.join(ROOT, 'python')
-    if lib == 'torch':
-        code = 'import torch; torch.set_num_threads(%d)\n' % threads + WORKER
-    else:
-        code = WORKER
-    out = subprocess.run([PYTHON, '-c', code, lib, model, str(steps)], env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        return None, out.stderr.strip().splitlines()[-1] if out.stderr.strip() else 'failed'
-    return json.loads(out.stdout.strip().splitlines()[-1])['samples_per_s'], None
+    """Samples/s of one library's process, and None or its error."""
+    code = WORKER if lib == 'ember' else 'import torch; torch.set_num_threads(%d)\n' % threads + WORKER
+    try:
+        return run_json([PYTHON, '-c', code, lib, model, str(steps)], ember_env(threads))[-1]['samples_per_s'], None
+    except BenchError as e:
+        return None, '%s: %s' % (lib, e)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('models', nargs='*', default=MODELS)
+def add_arguments(ap):
+    ap.add_argument('models', nargs='*', default=list(MODELS), help=' '.join(MODELS))
     ap.add_argument('--steps', type=int, default=0, help='timed steps per round (default: per model)')
     ap.add_argument('--threads', default='1,2')
-    args = ap.parse_args()
-    threads = [int(t) for t in args.threads.split(',')]
-    ok, msg = contention_check()
-    print(f'# BLAS core: {blas_core()}; CPU check: {msg}')
-    print(f"{'model':10} {'threads':>7} {'ember/s':>10} {'torch/s':>10} {'ratio':>7}")
+
+
+def figures(args):
+    rows = []
     for model in args.models:
-        torch_best = 0
-        rows = []
-        for t in threads:
-            e, err = run('ember', model, t, args.steps or STEPS[model])
-            p, perr = run('torch', model, t, args.steps or STEPS[model])
-            torch_best = max(torch_best, p or 0)
-            rows.append((t, e, p, err or perr))
-        for t, e, p, err in rows:
-            ratio = f'{e / p:.2f}' if e and p else '-'
-            print(f"{model:10} {t:>7} {e or 0:>10.1f} {p or 0:>10.1f} {ratio:>7}" + (f'  ({err})' if err else ''))
-        best_e = max((e or 0) for _, e, _, _ in rows)
-        if best_e and torch_best:
-            print(f"{model:10} {'best':>7} {best_e:>10.1f} {torch_best:>10.1f} {best_e / torch_best:>7.2f}")
+        steps = 1 if quick() else args.steps or STEPS[model]
+        for t in (int(t) for t in args.threads.split(',')):
+            e, err = run('ember', model, t, steps)
+            p, perr = run('torch', model, t, steps)
+            rows.append(figure(__file__, MODELS[model], 'samples/s', t, e, p, note=err or perr))
+    return rows
 
 
 if __name__ == '__main__':
-    main()
+    cli(__file__, figures, add_arguments, best=True)
