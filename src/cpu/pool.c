@@ -28,7 +28,29 @@ static bool is_2x2(const em_pool_geom *g)
            2 * g->out[2] <= g->in[2]; /* ceil_mode's partial windows take the general loop */
 }
 
-#define POOL_KERNELS(DT, T)                                                                          \
+/* v (at flat index i) replaces the running maximum *best (bits of a T) when greater or nan,
+ * selected with masks so that no branch depends on the data */
+#define TAKE_IF(DT, T, U)                                                                            \
+    static inline U bits_##DT(T v)                                                                   \
+    {                                                                                                \
+        U u;                                                                                         \
+        memcpy(&u, &v, sizeof u);                                                                    \
+        return u;                                                                                    \
+    }                                                                                                \
+    static inline void take_if_##DT(T v, int64_t i, U *best, int64_t *bi)                            \
+    {                                                                                                \
+        T b;                                                                                         \
+        memcpy(&b, best, sizeof b);                                                                  \
+        bool take = (v > b) | (v != v);                                                              \
+        U m = (U)0 - (U)take;                                                                        \
+        uint64_t mi = (uint64_t)0 - (uint64_t)take;                                                  \
+        *best = (bits_##DT(v) & m) | (*best & ~m);                                                   \
+        *bi = (int64_t)(((uint64_t)i & mi) | ((uint64_t)*bi & ~mi));                                 \
+    }
+TAKE_IF(f32, float, uint32_t)
+TAKE_IF(f64, double, uint64_t)
+
+#define POOL_KERNELS(DT, T, U)                                                                       \
     static void max_plane_##DT(const T *x, T *y, int64_t *ind, const em_pool_geom *g)                \
     {                                                                                                \
         int64_t o = 0;                                                                               \
@@ -60,8 +82,9 @@ static bool is_2x2(const em_pool_geom *g)
                     ind[o] = bi < 0 ? 0 : bi;                                                        \
                 }                                                                                    \
     }                                                                                                \
-    /* 2x2 windows, stride 2, no padding: four loads per output, selects instead of branches \
-     * (on real data the comparisons are coin flips: branches mispredict half the time) */   \
+    /* 2x2 windows, stride 2, no padding: four loads per output, in PyTorch's scan order (a   \
+     * later value wins when greater or nan). After relu the comparisons are coin flips, so   \
+     * the choice is made on the bits (take_if), not by a branch the CPU would mispredict. */  \
     EM_SIMD static void max_plane_2x2_##DT(const T *x, T *y, int64_t *ind, const em_pool_geom *g)    \
     {                                                                                                \
         int64_t W = g->in[2], OW = g->out[2];                                                        \
@@ -69,7 +92,8 @@ static bool is_2x2(const em_pool_geom *g)
             const T *r0 = x + 2 * oh * W, *r1 = r0 + W;                                              \
             T *yo = y + oh * OW;                                                                     \
             int64_t *io = ind + oh * OW;                                                             \
-            for (int64_t ow = 0; ow < OW; ow++) {                                                    \
+            int64_t ow = 0;                                                                          \
+            for (; ow < (OW & ~(int64_t)7); ow++) { /* vectorized: selects become blends */          \
                 int64_t base = 2 * oh * W + 2 * ow, bi = base;                                       \
                 T best = r0[2 * ow], v = r0[2 * ow + 1];                                             \
                 bool m = (v > best) | (v != v);                                                      \
@@ -79,6 +103,15 @@ static bool is_2x2(const em_pool_geom *g)
                 v = r1[2 * ow + 1], m = (v > best) | (v != v);                                       \
                 best = m ? v : best, bi = m ? base + W + 1 : bi;                                     \
                 yo[ow] = best;                                                                       \
+                io[ow] = bi;                                                                         \
+            }                                                                                        \
+            for (; ow < OW; ow++) { /* the rest, scalar: masks, not branches */                      \
+                int64_t base = 2 * oh * W + 2 * ow, bi = base;                                       \
+                U best = bits_##DT(r0[2 * ow]);                                                      \
+                take_if_##DT(r0[2 * ow + 1], base + 1, &best, &bi);                                  \
+                take_if_##DT(r1[2 * ow], base + W, &best, &bi);                                      \
+                take_if_##DT(r1[2 * ow + 1], base + W + 1, &best, &bi);                              \
+                memcpy(&yo[ow], &best, sizeof best);                                                 \
                 io[ow] = bi;                                                                         \
             }                                                                                        \
         }                                                                                            \
@@ -172,8 +205,8 @@ static bool is_2x2(const em_pool_geom *g)
         }                                                                                            \
     }
 
-POOL_KERNELS(f32, float)
-POOL_KERNELS(f64, double)
+POOL_KERNELS(f32, float, uint32_t)
+POOL_KERNELS(f64, double, uint64_t)
 
 em_status cpu_max_pool(const em_call *c)
 {

@@ -387,3 +387,17 @@ def test_backward_ops_bound_in_nn():
     assert torch.allclose(torch.tensor(nn.max_pool_backward(gy, idx, x, 2).numpy()), want)
     with pytest.raises(IndexError):
         nn.max_pool_backward(gy, ember.full(idx.shape, 30, dtype=ember.int64), x, 2)
+
+
+@pytest.mark.parametrize('width', [14, 21, 34])
+def test_max_pool_2x2_ties_and_nans_pick_torchs_index(width):
+    """After relu a 2x2 window often holds equal values: the index must be torch's (the first in
+    scan order, a later nan winning), in the vectorized part of a row and in its remainder."""
+    import numpy as np
+    for trial in range(20):
+        a = np.random.default_rng(trial).integers(0, 3, (2, 3, 10, width)).astype(np.float32)
+        a[a == 2] = np.nan if trial % 2 else 2
+        ye, ie = ember.nn.functional.max_pool2d(ember.tensor(a), 2, return_indices=True)
+        yt, it = torch.nn.functional.max_pool2d(torch.tensor(a), 2, return_indices=True)
+        assert np.array_equal(ie.numpy(), it.numpy())
+        assert np.allclose(ye.numpy(), yt.numpy(), equal_nan=True)
