@@ -85,6 +85,14 @@ static void run_range(const runner *r, int64_t begin, int64_t end)
     }
 }
 
+/* Is operand k one value broadcast over the whole iteration? */
+static bool is_one_value(const em_iter *it, int k)
+{
+    for (int d = 0; d < it->ndim; d++)
+        if (it->strides[d][k] != 0 && it->shape[d] != 1) return false;
+    return true;
+}
+
 em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_COUNT], int nops,
                             const em_tensor *const *ops, int ndim, const int64_t *shape)
 {
@@ -101,6 +109,7 @@ em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_CO
     em_iter_init(&it, nops, ops, ndim, shape);
     if (it.numel == 0) return EM_OK;
     runner r = {.it = &it, .fn = fn, .call = c, .cast = false, .nout = c->nout};
+    _Alignas(16) char single[EM_ITER_MAX_OPS][16];
     for (int k = 0; k < nops; k++) {
         em_dtype w = (em_dtype)c->operand_dtypes[k];
         r.round[k] = EM_DTYPE_NONE;
@@ -109,6 +118,13 @@ em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_CO
             if (k < c->nout && it.dtypes[k] != dt) r.round[k] = dt;
         }
         r.want[k] = w;
+        if (k >= c->nout && w != it.dtypes[k] && is_one_value(&it, k)) {
+            /* a single value seen everywhere (a Python number: float64), converted once
+             * here rather than per element (x * 2 ran at a third of its speed) */
+            em_cast_table[w][it.dtypes[k]](single[k], 0, it.data[k], 0, 1);
+            it.data[k] = single[k];
+            it.dtypes[k] = w;
+        }
         r.cast |= w != it.dtypes[k];
     }
     int threads = omp_get_max_threads();

@@ -16,7 +16,9 @@
 #define CHUNK 8192
 
 /* Element loss expressions; x, y, w, q and b (the param) are T values. LOG,
- * LOG1P, EXP: T's math. */
+ * LOG1P, EXP: T's math. FMAX is std::max, as PyTorch's kernels: a nan in a
+ * stays nan (fmax would drop it), and it vectorizes (fmaxf is a libm call). */
+#define FMAX(a, b) ((a) < (b) ? (b) : (a))
 #define MSE_EXPR (x - y) * (x - y)
 #define L1_EXPR FABS(x - y)
 #define SMOOTH_L1_EXPR (FABS(x - y) < b ? (T)0.5 * (x - y) * (x - y) / b : FABS(x - y) - (T)0.5 * b)
@@ -59,20 +61,17 @@
 
 #define T float
 #define FABS fabsf
-#define FMAX fmaxf
 #define LOG em_vlogf
 #define LOG1P em_vlog1pf
 #define EXP em_vexpf
 LOSS_LOOPS(F32)
 #undef T
 #undef FABS
-#undef FMAX
 #undef LOG
 #undef LOG1P
 #undef EXP
 #define T double
 #define FABS fabs
-#define FMAX fmax
 #define LOG log
 #define LOG1P log1p
 #define EXP exp
