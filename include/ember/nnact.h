@@ -1,9 +1,9 @@
 /* Ember's nn activations, dropout, embedding and distances: the hand-declared
  * C API of the EM_OP entries in ops/nnact.def and the composites built on
  * them (PyTorch 1.13's torch.nn.functional semantics). threshold, hardshrink,
- * softshrink and threshold_backward are pointwise: em_threshold(x, threshold,
- * value), em_threshold_backward(grad, x, threshold) etc. come from the table
- * (ops.h).
+ * softshrink, threshold_backward and gelu_backward are pointwise:
+ * em_threshold(x, threshold, value), em_threshold_backward(grad, x, threshold),
+ * em_gelu_backward(grad, x, approximate) etc. come from the table (ops.h).
  *
  * Conventions as core.h: results are new references, arguments borrowed,
  * NULL / nonzero status on failure with nothing changed. Random ops take an

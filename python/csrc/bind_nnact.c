@@ -115,6 +115,12 @@ EMP_BIND(threshold_backward, "threshold_backward(Tensor grad_output, Tensor inpu
 {
     return emp_wrap(em_threshold_backward(a->t[0], a->t[1], a->d[2]));
 }
+EMP_BIND(gelu_backward, "gelu_backward(Tensor grad_output, Tensor input, *, str approximate='none')")
+{
+    if (strcmp(a->s[2], "none") != 0 && strcmp(a->s[2], "tanh") != 0)
+        return PyErr_Format(PyExc_RuntimeError, "approximate argument must be either none or tanh.");
+    return emp_wrap(em_gelu_backward(a->t[0], a->t[1], strcmp(a->s[2], "tanh") == 0));
+}
 EMP_BIND(embedding_dense_backward, "embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, "
                                    "int padding_idx, bool scale_grad_by_freq)")
 {
@@ -172,6 +178,6 @@ PyMethodDef emp_nnact_nn[] = {
     EMP_FUNCTION(glu), EMP_FUNCTION(softshrink), EMP_FUNCTION(softsign), EMP_FUNCTION(tanhshrink),
     EMP_FUNCTION(elu_), EMP_FUNCTION(leaky_relu_), EMP_FUNCTION(hardtanh_), EMP_FUNCTION(relu6_),
     EMP_FUNCTION(silu_), EMP_FUNCTION(mish_), EMP_FUNCTION(hardsigmoid_), EMP_FUNCTION(hardswish_),
-    EMP_FUNCTION(threshold_backward), EMP_FUNCTION(embedding_dense_backward), EMP_FUNCTION(embedding_bag_backward),
+    EMP_FUNCTION(threshold_backward), EMP_FUNCTION(gelu_backward), EMP_FUNCTION(embedding_dense_backward), EMP_FUNCTION(embedding_bag_backward),
     {NULL},
 };

@@ -87,24 +87,33 @@ EM_BACKWARD(mish, EM_SAVE_IN(0))
     GRAD(0, X(em_mul(G, X(em_add(t, X(em_mul(X(em_mul(x, X(em_sigmoid(x)))), sech2)), 1)))));
     DONE();
 }
-/* gelu: exact Phi(x) + x phi(x); tanh form through its inner u = c (x + 0.044715 x^3) */
-EM_BACKWARD(gelu, EM_SAVE_IN(0))
+/* gelu: g gelu'(x) in one pass (gelu_backward) */
+UNARY_IN(gelu, X(em_gelu_backward(G, x, P(0))))
+
+/* gelu_backward(g, x) = g gelu'(x): linear in g; in x, g gelu''(x) with, exact,
+ * gelu'' = phi(x) (2 - x^2), and for the tanh form t = tanh(u), u = c (x + k x^3):
+ * gelu'' = (1 - t^2) (u' + x u'' / 2 - x t u'^2) */
+EM_BACKWARD(gelu_backward, EM_SAVE_IN(0) | EM_SAVE_IN(1))
 {
     em_arena a = {0};
-    INPUT(x, 0);
-    em_tensor *d;
-    if (P(0) == 0) {
-        em_tensor *cdf = X(em_mul(X(em_add(S(1), X(em_erf(X(em_mul(x, S(0.70710678118654752440))))), 1)), S(0.5)));
-        em_tensor *pdf = X(em_mul(X(em_exp(X(em_mul(X(em_mul(x, x)), S(-0.5))))), S(0.39894228040143267794)));
-        d = X(em_add(cdf, X(em_mul(x, pdf)), 1));
-    } else {
-        const double c = 0.79788456080286535588, k = 0.044715;
+    INPUT(g, 0);
+    INPUT(x, 1);
+    GRAD(0, X(em_gelu_backward(G, x, P(0))));
+    em_tensor *d2 = NULL;
+    if (em_node_needs_grad(n, 1)) {
         em_tensor *x2 = X(em_mul(x, x));
-        em_tensor *t = X(em_tanh(X(em_mul(X(em_mul(x, X(em_add(S(1), X(em_mul(x2, S(k))), 1)))), S(c)))));
-        em_tensor *du = X(em_mul(X(em_add(S(1), X(em_mul(x2, S(3 * k))), 1)), S(c)));
-        em_tensor *sech2 = X(em_sub(S(1), X(em_mul(t, t)), 1));
-        d = X(em_mul(X(em_add(X(em_add(S(1), t, 1)), X(em_mul(X(em_mul(x, sech2)), du)), 1)), S(0.5)));
+        if (P(0) == 0) {
+            em_tensor *pdf = X(em_mul(X(em_exp(X(em_mul(x2, S(-0.5))))), S(0.39894228040143267794)));
+            d2 = X(em_mul(pdf, X(em_sub(S(2), x2, 1))));
+        } else {
+            const double c = 0.79788456080286535588, k = 0.044715;
+            em_tensor *t = X(em_tanh(X(em_mul(X(em_mul(x, X(em_add(S(1), X(em_mul(x2, S(k))), 1)))), S(c)))));
+            em_tensor *du = X(em_mul(X(em_add(S(1), X(em_mul(x2, S(3 * k))), 1)), S(c)));
+            em_tensor *half_x_ddu = X(em_mul(x2, S(3 * c * k))); /* x u'' / 2, u'' = 6 c k x */
+            em_tensor *inner = X(em_sub(X(em_add(du, half_x_ddu, 1)), X(em_mul(X(em_mul(x, t)), X(em_mul(du, du)))), 1));
+            d2 = X(em_mul(X(em_sub(S(1), X(em_mul(t, t)), 1)), inner));
+        }
     }
-    GRAD(0, X(em_mul(G, d)));
+    GRAD(1, X(em_mul(X(em_mul(G, g)), d2)));
     DONE();
 }

@@ -6,6 +6,7 @@
  * streams] in src/core/rng.h): the same numbers on any thread count. */
 #include "philox_block.h"
 #include "unary_ops.h"
+#include "vmath.h"
 #include <omp.h>
 
 /* ---- pointwise -------------------------------------------------------------- */
@@ -28,6 +29,35 @@ CPU_POINTWISE_CHECKED(threshold, check_threshold, EM_LOOPS_NUMERIC(threshold))
 EM_FOR_NUMERIC(THRESHOLD_BACKWARD)
 static em_status check_threshold_backward(const em_call *c) { return cpu_check_param(c->f[0], c->dtype); }
 CPU_POINTWISE_CHECKED(threshold_backward, check_threshold_backward, EM_LOOPS_NUMERIC(threshold_backward))
+
+/* gelu'(x), exact: Phi(x) + x phi(x), Phi through erfc as em_vgeluf (no cancellation in the
+ * negative tail); tanh form: s + 2 x s (1 - s) u', s = sigmoid(2u), u = c (x + k x^3) */
+static inline float gelu_grad_f32(float x)
+{
+    float w = x * -0.707106781f, tail = em_verfc_tail_scaled(x, 0.5f, 0.353553391f) * 0x1p-24f * 0.5f;
+    float cdf = __builtin_fabsf(w) < 0.5f ? 0.5f * em_verfc_mid(w) : w > 0.0f ? tail : 1.0f - tail;
+    return cdf + x * 0.398942280f * em_vexpf(-0.5f * x * x);
+}
+static inline float gelu_tanh_grad_f32(float x)
+{
+    float s = em_vsigmoidf(1.59576912f * (x + 0.044715f * x * x * x));
+    return s + 2.0f * x * s * (1.0f - s) * 0.797884561f * (1.0f + 0.134145f * x * x);
+}
+static inline double gelu_grad_f64(double x, bool tanh_form)
+{
+    if (!tanh_form) return 0.5 * erfc(x * -M_SQRT1_2) + x * 0.39894228040143267794 * exp(-0.5 * x * x);
+    double t = tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * 0.79788456080286535588 * (1 + 0.134145 * x * x);
+}
+EM_BINARY_LOOP(gelu_backward_erf_F32, float, float, a * gelu_grad_f32(b))
+EM_BINARY_LOOP(gelu_backward_tanh_F32, float, float, a * gelu_tanh_grad_f32(b))
+EM_BINARY_LOOP(gelu_backward_F64, double, double, a * gelu_grad_f64(b, p[0] != 0))
+static const em_loop_fn gelu_backward_erf_loops[EM_DTYPE_COUNT] = {L(gelu_backward_erf, F32) L(gelu_backward, F64)};
+static const em_loop_fn gelu_backward_tanh_loops[EM_DTYPE_COUNT] = {L(gelu_backward_tanh, F32) L(gelu_backward, F64)};
+em_status cpu_gelu_backward(const em_call *c)
+{
+    return cpu_pointwise(c, c->f[0] == 0 ? gelu_backward_erf_loops : gelu_backward_tanh_loops);
+}
 
 /* hardshrink: 0 on [-lambd, lambd]; softshrink: also moves the rest by lambd */
 #define SHRINKS(DT, T)                                                                                \

@@ -9,7 +9,7 @@ typedef struct {
     int64_t i0;
 } act_case;
 
-enum { THRESHOLD, THRESHOLD_BACKWARD, HARDSHRINK, SOFTSHRINK, PRELU, GLU, EMBEDDING, EMBED_BACKWARD, SOFTSIGN, TANHSHRINK, COSINE, PAIRWISE };
+enum { THRESHOLD, THRESHOLD_BACKWARD, GELU_BACKWARD, HARDSHRINK, SOFTSHRINK, PRELU, GLU, EMBEDDING, EMBED_BACKWARD, SOFTSIGN, TANHSHRINK, COSINE, PAIRWISE };
 
 static em_tensor *f_act(em_tensor *const *in, const void *ctx)
 {
@@ -17,6 +17,7 @@ static em_tensor *f_act(em_tensor *const *in, const void *ctx)
     switch (c->op) {
     case THRESHOLD: return em_threshold(in[0], c->p0, c->p1);
     case THRESHOLD_BACKWARD: return em_threshold_backward(in[0], in[1], c->p0);
+    case GELU_BACKWARD: return em_gelu_backward(in[0], in[1], c->p0);
     case HARDSHRINK: return em_hardshrink(in[0], c->p0);
     case SOFTSHRINK: return em_softshrink(in[0], c->p0);
     case PRELU: return em_prelu(in[0], in[1]);
@@ -60,8 +61,14 @@ TEST(gradcheck_nnact_pointwise)
     em_tensor *in2[2] = {leaf(SHAPE(3, 4), -1, 1), away_from_kinks(SHAPE(3, 4))};
     CHECK(gradcheck("threshold_backward", f_act, 2, in2, &tb));
     CHECK(gradgradcheck("threshold_backward", f_act, 2, in2, &tb));
+    /* gelu_backward, both forms: its x-gradient is gelu'' (and thrice differentiable) */
+    for (int form = 0; form < 2; form++) {
+        const act_case gb = {GELU_BACKWARD, form, 0, 0};
+        CHECK_MSG(gradcheck("gelu_backward", f_act, 2, in2, &gb), "form %d", form);
+        CHECK_MSG(gradgradcheck("gelu_backward", f_act, 2, in2, &gb), "form %d", form);
+    }
     RELEASE(in2[0], in2[1]);
-    GRAD_COVER(EM_OP_threshold_backward);
+    GRAD_COVER(EM_OP_threshold_backward, EM_OP_gelu_backward);
 }
 
 TEST(gradcheck_prelu)

@@ -58,6 +58,38 @@ TEST(nnact_threshold_backward)
     RELEASE(x, g, g1, r, rb, xi, ri, xn, rn, bad);
 }
 
+/* gelu'(x) in double: exact Phi + x phi, or the tanh form's derivative */
+static double gelu_grad_ref(double x, bool tanh_form)
+{
+    if (!tanh_form) return 0.5 * erfc(-x / sqrt(2)) + x * exp(-x * x / 2) / sqrt(2 * M_PI);
+    double c = sqrt(2 / M_PI), t = tanh(c * (x + 0.044715 * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x);
+}
+
+TEST(nnact_gelu_backward)
+{
+    COVER(EM_OP_gelu_backward);
+    for (int d = 0; d < 2; d++)
+        for (int form = 0; form < 2; form++) {
+            em_tensor *x = tlayout(floats[d], SHAPE(4, 9), 1, -12, 12), *g = trand(floats[d], SHAPE(4, 9), -2, 2);
+            em_tensor *gb = em_gelu_backward(g, x, form);
+            double *vx = tvals(x), *vg = tvals(g), want[36];
+            for (int i = 0; i < 36; i++) want[i] = vg[i] * gelu_grad_ref(vx[i], form);
+            double tol = d == 0 ? 2e-6 : 1e-14;
+            CHECK_MSG(gb && em_dtype_of(gb) == floats[d] && tclose(gb, want, tol, tol), "dtype %d form %d", d, form);
+            /* it is gelu's gradient: autograd through gelu gives the same */
+            em_tensor *xl = em_detach(x);
+            em_set_requires_grad(xl, true);
+            em_tensor *y = em_gelu(xl, form), *gx = NULL;
+            CHECK(y && em_autograd_grad(1, &y, &g, 1, &xl, false, false, false, &gx) == EM_OK && em_equal(gx, gb));
+            free(vx), free(vg);
+            RELEASE(x, g, gb, xl, y, gx);
+        }
+    em_tensor *xi = em_zeros(SHAPE(3), EM_I64);
+    CHECK_ERR(em_gelu_backward(xi, xi, 0), EM_ERR_DTYPE);
+    em_release(xi);
+}
+
 TEST(nnact_prelu)
 {
     COVER(EM_OP_prelu);

@@ -134,6 +134,25 @@ def test_threshold_backward_as_aten():
     assert torch.equal(torch.tensor(got.numpy()), want)
 
 
+@pytest.mark.parametrize('approximate', ['none', 'tanh'])
+def test_gelu_backward_and_double_backward(approximate):
+    g, x = rand(6, 7, dtype='float64'), rand(6, 7, dtype='float64', low=-6, high=6)
+    want = torch.ops.aten.gelu_backward(g, x, approximate=approximate)
+    got = ember._C._nn.gelu_backward(ember.tensor(g.numpy()), ember.tensor(x.numpy()), approximate=approximate)
+    assert torch.allclose(torch.tensor(got.numpy()), want, rtol=1e-12, atol=1e-12)
+    # second derivatives of F.gelu w.r.t. x, through gelu_backward's formula
+    grads = []
+    for lib, xs in ((torch, x.clone()), (ember, ember.tensor(x.numpy()))):
+        xs.requires_grad_()
+        y = lib.nn.functional.gelu(xs, approximate=approximate)
+        gx, = lib.autograd.grad(y.sum(), xs, create_graph=True)
+        gxx, = lib.autograd.grad((gx * gx).sum(), xs)
+        grads.append(torch.tensor(gxx.numpy()) if lib is ember else gxx)
+    assert torch.allclose(grads[1], grads[0], rtol=1e-10, atol=1e-12)
+    with pytest.raises(RuntimeError):
+        ember._C._nn.gelu_backward(ember.tensor(g.numpy()), ember.tensor(x.numpy()), approximate='fast')
+
+
 def test_rrelu_training():
     x = ember.randn(200, 100, dtype=ember.float64)
     ember.manual_seed(4)

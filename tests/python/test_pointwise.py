@@ -14,7 +14,7 @@ from helpers import check, check_raises, rand, torch_lacks
 # (as aten's backward ops, which torch has no top-level names for; tested in test_nn_*.py).
 HIDDEN = {'div_trunc': 'div(rounding_mode="trunc")', 'div_floor': 'floor_divide',
           'clamp_min_tensor': 'clamp_min', 'clamp_max_tensor': 'clamp_max', 'clamp_tensor': 'clamp',
-          'threshold_backward': 'ember._C._nn.threshold_backward'}
+          'threshold_backward': 'ember._C._nn.threshold_backward', 'gelu_backward': 'ember._C._nn.gelu_backward'}
 TABLE = [row for row in ember._C._op_table() if row[1] in ('unary', 'binary', 'ternary') and row[0] not in HIDDEN]
 UNARY = [row for row in TABLE if row[1] == 'unary']
 BINARY = [row for row in TABLE if row[1] == 'binary']
