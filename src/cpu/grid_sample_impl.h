@@ -23,9 +23,8 @@ static inline T FN(reflect)(T x, T twice_low, T twice_high, T *d)
     T lo = twice_low / 2, span = (twice_high - twice_low) / 2, sign = 1;
     x -= lo;
     if (x < 0) x = -x, sign = -1;
-    T extra = fmod(x, span);
-    int64_t flips = (int64_t)floor(x / span);
-    if (flips % 2 == 0) return *d = sign, extra + lo;
+    T extra = fmod(x, span), flips = floor(x / span); /* stays a float: x may be huge or not finite */
+    if (fmod(flips, (T)2) == 0) return *d = sign, extra + lo;
     return *d = -sign, span - extra + lo;
 }
 
