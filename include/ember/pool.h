@@ -76,6 +76,31 @@ em_tensor *em_upsample_linear(const em_tensor *x, const int64_t *output_size, bo
 em_tensor *em_upsample_linear_backward(const em_tensor *grad, int ndim, const int64_t *input_sizes,
                                        bool align_corners, const double *scales);
 
+/* ---- grid sampling (spatial transformers) -----------------------------------------------
+ * PyTorch's grid_sampler: input (N, C, H, W) with grid (N, Ho, Wo, 2) gives (N, C, Ho, Wo);
+ * input (N, C, D, H, W) with grid (N, Do, Ho, Wo, 3) gives (N, C, Do, Ho, Wo). grid[..., 0] is
+ * x (the W dim), [1] y (H), [2] z (D), in [-1, 1] across the input (align_corners: -1 and 1
+ * are the corner pixels' centres; else their outer edges). float32 / float64, input and grid
+ * of one dtype; bicubic is 2-D only. Errors are RuntimeErrors with PyTorch's messages. */
+typedef enum em_grid_mode { EM_GRID_BILINEAR, EM_GRID_NEAREST, EM_GRID_BICUBIC } em_grid_mode;
+typedef enum em_grid_padding { EM_GRID_ZEROS, EM_GRID_BORDER, EM_GRID_REFLECTION } em_grid_padding;
+/* Samples input at grid's points. New reference; differentiable in input and grid (its
+ * formula is em_grid_sample_backward). */
+em_tensor *em_grid_sample(const em_tensor *input, const em_tensor *grid, em_grid_mode mode,
+                          em_grid_padding padding, bool align_corners);
+/* Gradients of em_grid_sample: grad (shaped like its output) gives *grad_input (input's shape)
+ * and *grad_grid (grid's shape), both new references, computed in one pass (grad_grid is zero
+ * in nearest mode). On error both are left NULL. Not differentiable itself: a gradient through
+ * it (create_graph) is a NotImplemented error at the second backward, as in PyTorch. */
+em_status em_grid_sample_backward(const em_tensor *grad, const em_tensor *input, const em_tensor *grid,
+                                  em_grid_mode mode, em_grid_padding padding, bool align_corners,
+                                  em_tensor **grad_input, em_tensor **grad_grid);
+/* PyTorch's affine_grid_generator: theta (N, 2, 3) and size (N, C, H, W) (nsize 4) give the
+ * (N, H, W, 2) grid of theta applied to each output pixel's normalized coordinates; theta
+ * (N, 3, 4) and size (N, C, D, H, W) (nsize 5) give (N, D, H, W, 3). A composite of recorded
+ * ops (base grid @ theta^T), so it is differentiable in theta. Floating theta only. */
+em_tensor *em_affine_grid(const em_tensor *theta, int nsize, const int64_t *size, bool align_corners);
+
 /* ---- shuffles (views and reshapes: differentiable through their parts) ------------------ */
 em_tensor *em_pixel_shuffle(const em_tensor *x, int64_t upscale_factor);
 em_tensor *em_pixel_unshuffle(const em_tensor *x, int64_t downscale_factor);

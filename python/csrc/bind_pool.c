@@ -151,6 +151,23 @@ EMP_BIND(upsample_linear_backward, "upsample_linear_backward(Tensor grad_output,
     return emp_wrap(em_upsample_linear_backward(a->t[0], a->nlist[1], a->list[1], a->i[2], scales));
 }
 
+/* grid sampling: modes and padding modes as PyTorch's ints (see em_grid_mode, em_grid_padding) */
+EMP_BIND(grid_sample, "grid_sample(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
+                      "bool align_corners)")
+{
+    return emp_wrap(em_grid_sample(a->t[0], a->t[1], (em_grid_mode)a->i[2], (em_grid_padding)a->i[3], a->i[4]));
+}
+
+EMP_BIND(grid_sample_backward, "grid_sample_backward(Tensor grad_output, Tensor input, Tensor grid, "
+                               "int interpolation_mode, int padding_mode, bool align_corners)")
+{
+    em_tensor *gi = NULL, *gg = NULL;
+    if (em_grid_sample_backward(a->t[0], a->t[1], a->t[2], (em_grid_mode)a->i[3], (em_grid_padding)a->i[4], a->i[5],
+                                &gi, &gg))
+        return emp_wrap(NULL);
+    return values_indices(gi, gg);
+}
+
 /* ---- ember.*: PyTorch's top-level names ------------------------------------------------- */
 #define TOP_MAX_POOL(N)                                                                              \
     EMP_BIND(max_pool##N##d, "max_pool" #N "d(Tensor input, int[" #N "] kernel_size, int[" #N "]? stride=None, " \
@@ -203,11 +220,48 @@ EMP_BIND(channel_shuffle, "channel_shuffle(Tensor input, int groups)")
     return emp_wrap(em_channel_shuffle(a->t[0], a->i[1]));
 }
 
+/* grid_sampler_2d / _3d: grid_sampler for one input rank (PyTorch's message for another) */
+static const char *sizes_str(char *buf, size_t cap, const em_tensor *t)
+{
+    int len = snprintf(buf, cap, "[");
+    for (int k = 0; k < em_ndim(t) && len < (int)cap; k++)
+        len += snprintf(buf + len, cap - len, "%s%lld", k ? ", " : "", (long long)em_sizes(t)[k]);
+    if (len < (int)cap) snprintf(buf + len, cap - len, "]");
+    return buf;
+}
+static PyObject *grid_sampler_nd(emp_args *a, int ndim)
+{
+    const em_tensor *x = a->t[0], *g = a->t[1];
+    if (ndim && (em_ndim(x) != ndim || em_ndim(g) != ndim)) {
+        char xs[200], gs[200];
+        sizes_str(xs, sizeof xs, x);
+        sizes_str(gs, sizeof gs, g);
+        return PyErr_Format(PyExc_RuntimeError, "grid_sampler(): expected %dD input and grid with same number of "
+                            "dimensions, but got input with sizes %s and grid with sizes %s", ndim, xs, gs);
+    }
+    return emp_wrap(em_grid_sample(x, g, (em_grid_mode)a->i[2], (em_grid_padding)a->i[3], a->i[4]));
+}
+#define GRID_SAMPLER(name, ndim)                                                                      \
+    EMP_BIND(name, #name "(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "    \
+                   "bool align_corners)")                                                            \
+    {                                                                                                \
+        return grid_sampler_nd(a, ndim);                                                             \
+    }
+GRID_SAMPLER(grid_sampler, 0)
+GRID_SAMPLER(grid_sampler_2d, 4)
+GRID_SAMPLER(grid_sampler_3d, 5)
+
+EMP_BIND(affine_grid_generator, "affine_grid_generator(Tensor theta, int[] size, bool align_corners)")
+{
+    return emp_wrap(em_affine_grid(a->t[0], a->nlist[1], a->list[1], a->i[2]));
+}
+
 PyMethodDef emp_pool_functions[] = {
     EMP_FUNCTION(max_pool1d),          EMP_FUNCTION(max_pool2d),      EMP_FUNCTION(max_pool3d),
     EMP_FUNCTION(avg_pool1d),          EMP_FUNCTION(adaptive_avg_pool1d), EMP_FUNCTION(adaptive_max_pool1d),
     EMP_FUNCTION(constant_pad_nd),     EMP_FUNCTION(pixel_shuffle),   EMP_FUNCTION(pixel_unshuffle),
-    EMP_FUNCTION(channel_shuffle),     {NULL},
+    EMP_FUNCTION(channel_shuffle),     EMP_FUNCTION(grid_sampler),    EMP_FUNCTION(grid_sampler_2d),
+    EMP_FUNCTION(grid_sampler_3d),     EMP_FUNCTION(affine_grid_generator), {NULL},
 };
 
 PyMethodDef emp_pool_nn[] = {
@@ -216,5 +270,5 @@ PyMethodDef emp_pool_nn[] = {
     EMP_FUNCTION(upsample_nearest), EMP_FUNCTION(upsample_linear), EMP_FUNCTION(avg_pool_backward),
     EMP_FUNCTION(max_pool_backward),
     EMP_FUNCTION(adaptive_avg_pool_backward), EMP_FUNCTION(pad_backward), EMP_FUNCTION(upsample_nearest_backward),
-    EMP_FUNCTION(upsample_linear_backward), {NULL},
+    EMP_FUNCTION(upsample_linear_backward), EMP_FUNCTION(grid_sample), EMP_FUNCTION(grid_sample_backward), {NULL},
 };

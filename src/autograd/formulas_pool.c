@@ -105,3 +105,24 @@ EM_BACKWARD(upsample_linear_backward, 0)
     GRAD(0, X(em_upsample_linear(G, IN.sizes + 2, P(0), n->call.f)));
     DONE();
 }
+
+/* i[0] = mode, i[1] = padding mode, i[2] = align_corners; one backward call gives both */
+EM_BACKWARD(grid_sample, EM_SAVE_IN(0) | EM_SAVE_IN(1))
+{
+    em_arena a = {0};
+    const em_tensor *x = em_node_input(n, 0), *grid = em_node_input(n, 1);
+    em_tensor *gx = NULL, *gg = NULL;
+    if (!x || !grid) return em_error_code();
+    if (em_grid_sample_backward(G, x, grid, (em_grid_mode)P(0), (em_grid_padding)P(1), P(2) != 0, &gx, &gg))
+        return em_error_code();
+    X(gx), X(gg);
+    GRAD(0, gx);
+    GRAD(1, gg);
+    DONE();
+}
+
+/* PyTorch does not differentiate grid_sampler's backward either; its wording. */
+EM_BACKWARD(grid_sample_backward, 0)
+{
+    return em_fail(EM_ERR_NOT_IMPLEMENTED, "the derivative for 'grid_sample_backward' is not implemented.");
+}
