@@ -22,6 +22,10 @@ _C._set_tensor_class(Tensor)
 globals().update({name: fn for name, fn in vars(_C).items()
                   if callable(fn) and not name.startswith('_') and name not in globals()})
 
+# PyTorch's aliases and the functions written with other ops (ember/_functions.py)
+from . import _functions
+_functions.install(globals())
+
 __version__ = '0.1.0'
 
 

@@ -1,0 +1,338 @@
+"""torch functions and Tensor methods that are other Ember ops under another
+name or a few of them combined: PyTorch's aliases (arccos, multiply, greater,
+...), the in-place function forms (torch.exp_(t) is t.exp_()), whole-tensor
+comparisons (allclose, isclose, equal), broadcasting and splitting helpers,
+dtype rules (promote_types, result_type, can_cast) and the RNG state."""
+import builtins
+import collections
+import math
+
+from . import _C
+from ._tensor import Tensor
+
+# alias -> the Ember op it names (each also as a Tensor method and, where the
+# op has one, an in-place method alias_)
+ALIASES = {
+    'absolute': 'abs', 'arccos': 'acos', 'arccosh': 'acosh', 'arcsin': 'asin', 'arcsinh': 'asinh',
+    'arctan': 'atan', 'arctan2': 'atan2', 'arctanh': 'atanh', 'multiply': 'mul', 'divide': 'div',
+    'subtract': 'sub', 'true_divide': 'div', 'greater': 'gt', 'greater_equal': 'ge', 'less': 'lt',
+    'less_equal': 'le', 'not_equal': 'ne', 'negative': 'neg', 'fix': 'trunc',
+}
+# torch.<op>_(t, ...) functions: the in-place method of t
+INPLACE_FUNCTIONS = (
+    'abs_', 'acos_', 'acosh_', 'asin_', 'asinh_', 'atan_', 'atanh_', 'ceil_', 'clamp_', 'clip_', 'cos_', 'cosh_',
+    'erf_', 'erfc_', 'exp2_', 'exp_', 'expm1_', 'fill_', 'floor_', 'frac_', 'gcd_', 'lcm_', 'log10_', 'log1p_',
+    'log2_', 'log_', 'nan_to_num_', 'neg_', 'reciprocal_', 'round_', 'rsqrt_', 'sigmoid_', 'sin_', 'sinh_', 'sqrt_',
+    'square_', 'tan_', 'tanh_', 'trunc_', 'xlogy_', 'zero_', 'arccos_', 'arccosh_', 'arcsin_', 'arcsinh_',
+    'arctan_', 'arctanh_', 'negative_', 'fix_', 'deg2rad_', 'rad2deg_', 'logit_',
+)
+
+
+_Aminmax = collections.namedtuple('aminmax', ['min', 'max'])
+
+
+def _method_of(name):
+    def method(self, *args, **kwargs):
+        return getattr(self, name)(*args, **kwargs)
+    return method
+
+
+def _function_of(name):
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = name
+    return function
+
+
+# ---- whole-tensor comparisons ---------------------------------------------------------------
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol |other| elementwise; equal values (infinities too) are close,
+    nans only with equal_nan."""
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    close = input == other
+    if equal_nan and input.is_floating_point():
+        close = close | (_C.isnan(input) & _C.isnan(other))
+    if input.is_floating_point() and (rtol or atol):
+        error = _C.abs(input - other)
+        close = close | (_C.isfinite(error) & (error <= atol + rtol * _C.abs(other)))
+    elif rtol or atol:  # integers: the bound in float64, as PyTorch
+        error = _C.abs(input.double() - other.double())
+        close = close | (error <= atol + rtol * _C.abs(other.double()))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """True when both have the same size and elements."""
+    return input.shape == other.shape and builtins.bool((input == other).all())
+
+
+# ---- broadcasting -----------------------------------------------------------------------------
+def broadcast_shapes(*shapes):
+    result = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, builtins.int) else tuple(shape)
+        for k, n in enumerate(reversed(shape)):
+            if n < 0:
+                raise RuntimeError("Trying to create tensor with negative dimension {}: {}".format(n, list(shape)))
+            if k == len(result):
+                result.append(n)
+            elif result[k] == 1 or n == result[k]:
+                result[k] = n
+            elif n != 1:
+                raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape")
+    return _C.Size(tuple(reversed(result)))
+
+
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def broadcast_to(input, size):
+    return input.expand(size)
+
+
+def _atleast(ndim, tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_atleast(ndim, (t,)) for t in tensors[0])
+    out = []
+    for t in tensors:
+        if t.dim() == 0:
+            t = t.reshape((1,) * ndim)
+        elif t.dim() == 1 and ndim >= 2:
+            t = t.reshape((1, t.shape[0], 1)[:ndim])
+        elif t.dim() == 2 and ndim == 3:
+            t = t.unsqueeze(-1)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*tensors):
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors):
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors):
+    return _atleast(3, tensors)
+
+
+def ravel(input):
+    return input.reshape(-1)
+
+
+def column_stack(tensors, *, out=None):
+    cols = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
+    return _C.hstack(cols) if out is None else _C.hstack(cols, out=out)
+
+
+# ---- splitting ---------------------------------------------------------------------------------
+def tensor_split(input, indices_or_sections, dim=0):
+    """numpy.array_split: n nearly equal parts (the first size % n one longer), or cuts at indices."""
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dim() > 1 or indices_or_sections.is_floating_point():
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               "one-dimensional tensor, but got a tensor with {} dims".format(
+                                   indices_or_sections.dim()))
+        indices_or_sections = (indices_or_sections.item() if indices_or_sections.dim() == 0
+                               else indices_or_sections.tolist())
+    if isinstance(indices_or_sections, builtins.int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        cuts, at = [], 0
+        for k in range(n - 1):
+            at += q + (1 if k < r else 0)
+            cuts.append(at)
+    else:
+        cuts = list(indices_or_sections)
+    parts, start = [], 0
+    for cut in cuts + [size]:  # part k is input[cut_{k-1}:cut_k] with Python's slice rules
+        cut = builtins.min(builtins.max(cut + size if cut < 0 else cut, 0), size)
+        parts.append(input.narrow(dim, start, builtins.max(cut - start, 0)))
+        start = cut
+    return tuple(parts)
+
+
+def _numpy_split(name, dim_of, min_dims):
+    def split(input, indices_or_sections):
+        if input.dim() < min_dims:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a "
+                               f"tensor with {input.dim()} dimensions!")
+        dim = dim_of(input)
+        if isinstance(indices_or_sections, builtins.int) and input.shape[dim] % indices_or_sections != 0:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                               f"dimension {input.shape[dim]} is not divisible by the split_size "
+                               f"{indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, dim)
+    split.__name__ = name
+    return split
+
+
+hsplit = _numpy_split('hsplit', lambda t: 0 if t.dim() == 1 else 1, 1)
+vsplit = _numpy_split('vsplit', lambda t: 0, 2)
+dsplit = _numpy_split('dsplit', lambda t: 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return input.split(list(split_sizes), dim)
+
+
+# ---- small math ------------------------------------------------------------------------------
+def _float_only(name, input):
+    if not input.is_floating_point():
+        raise RuntimeError(f"{name} is not supported for integer inputs" if input.dtype != _C.bool
+                           else f"{name} is not supported for bool tensors.")
+
+
+def deg2rad(input):
+    _float_only('deg2rad', input)
+    return input * (math.pi / 180)
+
+
+def rad2deg(input):
+    _float_only('rad2deg', input)
+    return input * (180 / math.pi)
+
+
+def logit(input, eps=None):
+    x = input if eps is None else input.clamp(eps, 1 - eps)
+    return _C.log(x / (1 - x))
+
+
+def signbit(input):
+    """True where the sign bit is set (-0.0 included)."""
+    if input.dtype == _C.bool:
+        return _C.zeros_like(input, dtype=_C.bool)
+    if not input.is_floating_point():
+        return input < 0
+    return _C.copysign(_C.ones_like(input), input) < 0
+
+
+def inner(input, other, *, out=None):
+    if input.dim() == 0 or other.dim() == 0:
+        result = input * other
+    else:
+        if input.shape[-1] != other.shape[-1]:
+            raise RuntimeError("inner() the last dimension must match on both input tensors but got shapes {} "
+                               "and {}".format(list(input.shape), list(other.shape)))
+        result = _C.tensordot(input, other, dims=([input.dim() - 1], [other.dim() - 1]))
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def dist(input, other, p=2):
+    return (input - other).norm(p)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    dims = tuple(range(input.dim())) if dim is None else dim
+    return _Aminmax(_C.amin(input, dims, keepdim), _C.amax(input, dims, keepdim))
+
+
+# ---- facts ---------------------------------------------------------------------------------------
+def is_nonzero(input):
+    if input.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with {} is ambiguous".format(
+            "no values" if input.numel() == 0 else "more than one value"))
+    return input.item() != 0
+
+
+def is_same_size(input, other):
+    return input.shape == other.shape
+
+
+def is_signed(input):
+    return input.dtype not in (_C.uint8, _C.bool)
+
+
+def _probe(x):
+    """A stand-in with x's promotion category: a number, a 0-d or a dimensioned tensor."""
+    if not isinstance(x, Tensor):
+        return x
+    return _C.zeros((), dtype=x.dtype) if x.dim() == 0 else _C.empty((0,), dtype=x.dtype)
+
+
+def promote_types(type1, type2):
+    """The dtype PyTorch's promotion gives two tensors of these dtypes."""
+    return (_C.empty((0,), dtype=type1) + _C.empty((0,), dtype=type2)).dtype
+
+
+def result_type(tensor1, tensor2):
+    """The dtype of an arithmetic result of two operands (tensors or Python numbers)."""
+    if not isinstance(tensor1, Tensor) and not isinstance(tensor2, Tensor):
+        return promote_types(_C.tensor(tensor1).dtype, _C.tensor(tensor2).dtype)
+    return (_probe(tensor1) + _probe(tensor2)).dtype if isinstance(tensor1, Tensor) else \
+        (_probe(tensor2) + _probe(tensor1)).dtype
+
+
+def can_cast(from_, to):
+    """Ember's (and PyTorch's) casting rule: no floating -> integral, nothing but bool -> bool."""
+    if from_.is_floating_point and not to.is_floating_point:
+        return False
+    return not (from_ != _C.bool and to == _C.bool)
+
+
+# ---- the default generator's state -------------------------------------------------------------
+def get_rng_state():
+    return _C.default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    _C.default_generator.set_state(new_state)
+
+
+def seed():
+    return _C.default_generator.seed()
+
+
+FUNCTIONS = {f.__name__: f for f in (
+    isclose, allclose, equal, broadcast_shapes, broadcast_tensors, broadcast_to, atleast_1d, atleast_2d,
+    atleast_3d, ravel, column_stack, tensor_split, hsplit, vsplit, dsplit, split_with_sizes, deg2rad, rad2deg,
+    logit, signbit, inner, dist, aminmax, is_nonzero, is_same_size, is_signed, promote_types, result_type,
+    can_cast, get_rng_state, set_rng_state, seed)}
+# the ones torch.Tensor has as methods
+METHODS = ('isclose', 'allclose', 'equal', 'broadcast_to', 'ravel', 'tensor_split', 'hsplit', 'vsplit', 'dsplit',
+           'split_with_sizes', 'deg2rad', 'rad2deg', 'logit', 'signbit', 'inner', 'dist', 'aminmax', 'is_nonzero',
+           'is_same_size', 'is_signed')
+
+
+def _inplace_method(fn):
+    def method(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    return method
+
+
+def install(namespace):
+    """Adds the functions to `namespace` (ember's globals) and the methods to Tensor."""
+    for alias, op in ALIASES.items():
+        namespace.setdefault(alias, namespace[op])
+        if not hasattr(Tensor, alias):
+            setattr(Tensor, alias, _method_of(op))
+        if hasattr(Tensor, op + '_') and not hasattr(Tensor, alias + '_'):
+            setattr(Tensor, alias + '_', _method_of(op + '_'))
+    for name, fn in FUNCTIONS.items():
+        namespace.setdefault(name, fn)
+    for name in METHODS:
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, FUNCTIONS[name])
+    for name in ('deg2rad', 'rad2deg', 'logit'):  # in place: computed, then written back
+        if not hasattr(Tensor, name + '_'):
+            setattr(Tensor, name + '_', _inplace_method(FUNCTIONS[name]))
+    for name in INPLACE_FUNCTIONS:
+        if hasattr(Tensor, name):
+            namespace.setdefault(name, _function_of(name))
