@@ -2,10 +2,14 @@
 name or a few of them combined: PyTorch's aliases (arccos, multiply, greater,
 ...), the in-place function forms (torch.exp_(t) is t.exp_()), whole-tensor
 comparisons (allclose, isclose, equal), broadcasting and splitting helpers,
-dtype rules (promote_types, result_type, can_cast) and the RNG state."""
+small math (cdist, cross, cov, trapezoid, ...), dtype rules (promote_types,
+result_type, can_cast) and the RNG state. Composites of recorded ops, so they
+are differentiable wherever their parts are."""
 import builtins
 import collections
+import itertools
 import math
+import warnings
 
 from . import _C
 from ._tensor import Tensor
@@ -24,7 +28,7 @@ INPLACE_FUNCTIONS = (
     'erf_', 'erfc_', 'exp2_', 'exp_', 'expm1_', 'fill_', 'floor_', 'frac_', 'gcd_', 'lcm_', 'log10_', 'log1p_',
     'log2_', 'log_', 'nan_to_num_', 'neg_', 'reciprocal_', 'round_', 'rsqrt_', 'sigmoid_', 'sin_', 'sinh_', 'sqrt_',
     'square_', 'tan_', 'tanh_', 'trunc_', 'xlogy_', 'zero_', 'arccos_', 'arccosh_', 'arcsin_', 'arcsinh_',
-    'arctan_', 'arctanh_', 'negative_', 'fix_', 'deg2rad_', 'rad2deg_', 'logit_',
+    'arctan_', 'arctanh_', 'negative_', 'fix_', 'deg2rad_', 'rad2deg_', 'logit_', 'sinc_',
 )
 
 
@@ -244,6 +248,156 @@ def aminmax(input, *, dim=None, keepdim=False):
     return _Aminmax(_C.amin(input, dims, keepdim), _C.amax(input, dims, keepdim))
 
 
+def sinc(input):
+    """sin(pi x) / (pi x), 1 at 0 (the division taken on a safe value there, so the gradient is 0)."""
+    zero = input == 0
+    safe = _C.where(zero, _C.ones_like(input), input) * math.pi
+    return _C.where(zero, _C.ones_like(safe), _C.sin(safe) / safe)
+
+
+def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
+    """p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R)."""
+    if x1.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns. X1: {} X2: {}".format(
+            x1.shape[-1], x2.shape[-1]))
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, dim=-1)
+
+
+def cross(input, other, dim=None, *, out=None):
+    """Cross products of 3-vectors along dim (default: the first dim of size 3), broadcasting."""
+    nd = builtins.max(input.dim(), other.dim())
+    a = input.reshape((1,) * (nd - input.dim()) + tuple(input.shape))  # same rank; the other dims broadcast
+    b = other.reshape((1,) * (nd - other.dim()) + tuple(other.shape))
+    if dim is None:
+        dim = next((d for d, n in enumerate(broadcast_shapes(a.shape, b.shape)) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    if a.shape[dim] != 3 or b.shape[dim] != 3:
+        raise RuntimeError("linalg.cross: inputs dimension {} must have length 3. Got {} and {}".format(
+            dim, a.shape[dim], b.shape[dim]))
+    a1, a2, a3 = a.unbind(dim)
+    b1, b2, b3 = b.unbind(dim)
+    result = _C.stack([a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1], dim)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def block_diag(*tensors):
+    """The tensors (0-d, 1-d as a row, 2-d) on the diagonal of a zero matrix."""
+    blocks = []
+    for k, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {} has {} "
+                               "dimensions".format(k, t.dim()))
+        blocks.append(t.reshape(1, -1) if t.dim() < 2 else t)
+    if not blocks:
+        return _C.empty(1, 0)
+    dtype = blocks[0].dtype
+    for t in blocks[1:]:
+        dtype = promote_types(dtype, t.dtype)
+    width = builtins.sum(t.shape[1] for t in blocks)
+    rows, left = [], 0
+    for t in blocks:
+        r, c = t.shape
+        rows.append(_C.cat([_C.zeros(r, left, dtype=dtype), t.to(dtype), _C.zeros(r, width - left - c, dtype=dtype)],
+                           1))
+        left += c
+    return _C.cat(rows, 0)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the rows (variables) over the columns (observations), optionally weighted."""
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    n = x.shape[1]
+    w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    w_sum = w.sum() if w is not None else n
+    avg = (x * w).sum(1) / w_sum if w is not None else x.mean(1)
+    if w is None or correction == 0:
+        norm_factor = w_sum - correction if w is None else w_sum
+    elif aweights is None:
+        norm_factor = w_sum - correction
+    else:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    if builtins.float(norm_factor) <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0")
+        norm_factor = 0.0
+    xm = x - avg.unsqueeze(1)
+    c = xm.matmul((xm if w is None else xm * w).t())
+    return (c / norm_factor).squeeze()
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows, clipped to [-1, 1]."""
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    std = _C.sqrt(c.diagonal())
+    return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+
+
+def _interval_areas(y, x, dx, dim):
+    n = y.shape[dim]
+    left, right = y.narrow(dim, 0, builtins.max(n - 1, 0)), y.narrow(dim, builtins.min(1, n), builtins.max(n - 1, 0))
+    if x is None:
+        return (left + right) * ((1 if dx is None else dx) / 2)
+    if x.dim() == 1:
+        shape = [1] * y.dim()
+        shape[dim] = x.shape[0]
+        x = x.reshape(shape)
+    d = x.narrow(dim, 1, builtins.max(x.shape[dim] - 1, 0)) - x.narrow(dim, 0, builtins.max(x.shape[dim] - 1, 0))
+    return d * (left + right) / 2
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along dim, with sample points x or a constant spacing dx (default 1)."""
+    if x is not None and not isinstance(x, Tensor):  # trapezoid(y, dx) as a positional number
+        x, dx = None, x
+    return _interval_areas(y, x, dx, dim).sum(dim)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    if x is not None and not isinstance(x, Tensor):
+        x, dx = None, x
+    return _interval_areas(y, x, dx, dim).cumsum(dim)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of `elements` is in test_elements (either may be a number)."""
+    e = elements if isinstance(elements, Tensor) else _C.tensor(elements)
+    t = test_elements if isinstance(test_elements, Tensor) else _C.tensor(test_elements)
+    found = (e.unsqueeze(-1) == t.reshape(-1)).any(-1)
+    return ~found if invert else found
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The r-element combinations of a 1-d tensor's elements, as rows (PyTorch's order)."""
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    index = list(pick(range(input.shape[0]), r))
+    if r == 0:
+        return _C.empty(0, dtype=input.dtype)
+    if not index:
+        return _C.empty(0, r, dtype=input.dtype)
+    return input[_C.tensor(index, dtype=_C.int64)]
+
+
 # ---- facts ---------------------------------------------------------------------------------------
 def is_nonzero(input):
     if input.numel() != 1:
@@ -304,11 +458,12 @@ FUNCTIONS = {f.__name__: f for f in (
     isclose, allclose, equal, broadcast_shapes, broadcast_tensors, broadcast_to, atleast_1d, atleast_2d,
     atleast_3d, ravel, column_stack, tensor_split, hsplit, vsplit, dsplit, split_with_sizes, deg2rad, rad2deg,
     logit, signbit, inner, dist, aminmax, is_nonzero, is_same_size, is_signed, promote_types, result_type,
-    can_cast, get_rng_state, set_rng_state, seed)}
+    can_cast, get_rng_state, set_rng_state, seed, sinc, cdist, cross, block_diag, cov, corrcoef, trapezoid, trapz,
+    cumulative_trapezoid, isin, combinations)}
 # the ones torch.Tensor has as methods
 METHODS = ('isclose', 'allclose', 'equal', 'broadcast_to', 'ravel', 'tensor_split', 'hsplit', 'vsplit', 'dsplit',
            'split_with_sizes', 'deg2rad', 'rad2deg', 'logit', 'signbit', 'inner', 'dist', 'aminmax', 'is_nonzero',
-           'is_same_size', 'is_signed')
+           'is_same_size', 'is_signed', 'sinc', 'cross', 'cov', 'corrcoef')
 
 
 def _inplace_method(fn):
@@ -330,7 +485,7 @@ def install(namespace):
     for name in METHODS:
         if not hasattr(Tensor, name):
             setattr(Tensor, name, FUNCTIONS[name])
-    for name in ('deg2rad', 'rad2deg', 'logit'):  # in place: computed, then written back
+    for name in ('deg2rad', 'rad2deg', 'logit', 'sinc'):  # in place: computed, then written back
         if not hasattr(Tensor, name + '_'):
             setattr(Tensor, name + '_', _inplace_method(FUNCTIONS[name]))
     for name in INPLACE_FUNCTIONS:

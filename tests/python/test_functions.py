@@ -150,3 +150,42 @@ def test_rng_state_round_trip():
     ember.set_rng_state(state)
     assert ember.equal(ember.rand(5), a)
     assert isinstance(ember.seed(), int)
+
+
+def test_distances_products_and_statistics():
+    check(lambda a, m: m.sinc(a), torch.tensor([0.0, 0.5, -1.25, 3.0, 1e-3], dtype=torch.float64), grad=True)
+    for p in (2.0, 1.0, 3.0, float('inf')):
+        check(lambda a, b, m: m.cdist(a, b, p), rand(2, 4, 3, dtype='float64'), rand(2, 5, 3, dtype='float64'),
+              grad=True)
+    for bad in ((rand(3), rand(2, 3)), (rand(2, 3), rand(2, 4))):
+        with pytest.raises(RuntimeError):
+            ember.cdist(to_ember(bad[0]), to_ember(bad[1]))
+    check(lambda a, b, m: m.cross(a, b, dim=1), rand(4, 3, dtype='float64'), rand(1, 3, dtype='float64'), grad=True)
+    check(lambda a, b, m: m.cross(a, b), rand(3, 5, dtype='float64'), rand(3, 5, dtype='float64'), grad=True)
+    check(lambda a, b, m: a.cross(b), rand(2, 3), rand(2, 3))
+    for bad in ((rand(4, 2), rand(4, 2), None), (rand(4, 3), rand(4, 3), 0)):
+        with pytest.raises(RuntimeError):
+            ember.cross(to_ember(bad[0]), to_ember(bad[1]), dim=bad[2])
+    check(lambda a, b, c, m: m.block_diag(a, b, c), rand(2, 2, dtype='float64'), rand(3, dtype='float64'),
+          rand(dtype='float64'), grad=True)
+    with pytest.raises(RuntimeError):
+        ember.block_diag(ember.ones(2, 2, 2))
+    x = rand(3, 6, dtype='float64')
+    check(lambda a, m: m.cov(a), x, grad=True)
+    check(lambda a, m: m.cov(a, correction=0), x)
+    check(lambda a, m: m.cov(a[0]), x)
+    fw, aw = torch.tensor([1, 2, 1, 3, 1, 1]), rand(6, low=0.1, high=1, dtype='float64')
+    check(lambda a, f, w, m: m.cov(a, fweights=f, aweights=w), x, fw, aw)
+    check(lambda a, w, m: m.cov(a, aweights=w), x, aw)
+    check(lambda a, m: m.corrcoef(a), x, grad=True)
+    y, xs = rand(3, 5, dtype='float64'), torch.tensor([0.0, 0.5, 1.5, 2.0, 4.0], dtype=torch.float64)
+    check(lambda a, b, m: m.trapezoid(a, b), y, xs, grad=True)
+    check(lambda a, m: m.trapezoid(a, dx=0.5, dim=0), y)
+    check(lambda a, m: m.trapz(a, dx=2.0), y)
+    check(lambda a, b, m: m.cumulative_trapezoid(a, b), y, xs)
+    check(lambda a, m: m.cumulative_trapezoid(a, dim=0), y)
+    check(lambda a, b, m: m.isin(a, b), torch.tensor([[1, 2], [3, 4]]), torch.tensor([2, 5, 4]))
+    check(lambda a, b, m: m.isin(a, b, invert=True), torch.tensor([1, 2, 3]), torch.tensor([2]))
+    check(lambda a, m: m.isin(a, 2), torch.tensor([1, 2, 3]))
+    for r, rep in ((2, False), (3, False), (2, True), (0, False), (5, False)):
+        check(lambda a, m: m.combinations(a, r, with_replacement=rep), torch.tensor([1.0, 2.0, 3.0, 4.0]))
