@@ -47,6 +47,13 @@ em_tensor *em_adaptive_avg_pool(const em_tensor *x, int nd, const int64_t *outpu
 /* Gradient of adaptive_avg_pool over nd spatial dims onto an input of `input_sizes` (ndim dims). */
 em_tensor *em_adaptive_avg_pool_backward(const em_tensor *grad, int nd, int ndim, const int64_t *input_sizes);
 em_tensor *em_adaptive_max_pool(const em_tensor *x, int nd, const int64_t *output_size, em_tensor **indices);
+/* Fractional max pooling (Graham 2014; PyTorch's fractional_max_pool2d/3d): windows of
+ * `kernel` (nd = 2 or 3) at pseudo-random steps giving output_size[0..nd), the steps drawn
+ * from `samples` (N, C, nd) in [0, 1) of x's dtype (x: (N, C, *) or (C, *) with samples
+ * (1, C, nd)). Values and, when indices is not NULL, int64 flat indices as em_max_pool's.
+ * RuntimeError when a window would leave the input or samples do not fit. */
+em_tensor *em_fractional_max_pool(const em_tensor *x, int nd, const int64_t *kernel, const int64_t *output_size,
+                                  const em_tensor *samples, em_tensor **indices);
 
 /* Inverse of max_pool: x's values put at `indices` (int64, x's shape) in zeros of spatial size
  * output_size[0..nd) (NULL: the default (in - 1) * stride - 2 * padding + kernel of p, with p

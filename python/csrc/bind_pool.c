@@ -146,6 +146,17 @@ EMP_BIND(max_pool_backward, "max_pool_backward(Tensor grad_output, Tensor indice
 {
     return emp_wrap(em_max_pool_backward(a->t[0], a->t[1], (int)a->i[3], em_ndim(a->t[2]), em_sizes(a->t[2])));
 }
+/* torch._C._nn.fractional_max_pool2d/3d(input, kernel_size, output_size, random_samples) -> (out, indices) */
+#define NN_FRACTIONAL(N)                                                                                     \
+    EMP_BIND(fractional_max_pool##N##d, "fractional_max_pool" #N "d(Tensor input, int[" #N "] kernel_size, "  \
+                                        "int[" #N "] output_size, Tensor random_samples)")                    \
+    {                                                                                                        \
+        em_tensor *idx = NULL;                                                                               \
+        em_tensor *v = em_fractional_max_pool(a->t[0], N, a->list[1], a->list[2], a->t[3], &idx);           \
+        return values_indices(v, idx);                                                                       \
+    }
+NN_FRACTIONAL(2)
+NN_FRACTIONAL(3)
 EMP_BIND(adaptive_avg_pool_backward, "adaptive_avg_pool_backward(Tensor grad_output, Tensor input, int nd)")
 {
     return emp_wrap(em_adaptive_avg_pool_backward(a->t[0], (int)a->i[2], em_ndim(a->t[1]), em_sizes(a->t[1])));
@@ -293,7 +304,7 @@ PyMethodDef emp_pool_nn[] = {
     EMP_FUNCTION(max_pool),         EMP_FUNCTION(avg_pool),        EMP_FUNCTION(adaptive_avg_pool),
     EMP_FUNCTION(adaptive_max_pool), EMP_FUNCTION(max_unpool),     EMP_FUNCTION(pad),
     EMP_FUNCTION(upsample_nearest), EMP_FUNCTION(upsample_linear), EMP_FUNCTION(avg_pool_backward),
-    EMP_FUNCTION(max_pool_backward),
+    EMP_FUNCTION(max_pool_backward), EMP_FUNCTION(fractional_max_pool2d), EMP_FUNCTION(fractional_max_pool3d),
     EMP_FUNCTION(adaptive_avg_pool_backward), EMP_FUNCTION(pad_backward), EMP_FUNCTION(upsample_nearest_backward),
     EMP_FUNCTION(upsample_linear_backward), EMP_FUNCTION(upsample_bicubic), EMP_FUNCTION(upsample_bicubic2d),
     EMP_FUNCTION(upsample_bicubic_backward), EMP_FUNCTION(grid_sample), EMP_FUNCTION(grid_sample_backward), {NULL},

@@ -21,6 +21,7 @@ static em_status max_pool_grad(const em_node *n, em_tensor *const *go, em_tensor
 }
 EM_BACKWARD(max_pool, EM_SAVE_OUT(1)) { return max_pool_grad(n, go, gi); }
 EM_BACKWARD(adaptive_max_pool, EM_SAVE_OUT(1)) { return max_pool_grad(n, go, gi); }
+EM_BACKWARD(fractional_max_pool, EM_SAVE_OUT(1)) { return max_pool_grad(n, go, gi); }
 
 EM_BACKWARD(max_pool_backward, EM_SAVE_IN(1))
 {

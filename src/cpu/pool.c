@@ -4,6 +4,7 @@
  * parallel above a grain. Max: NaN wins, ties keep the first; indices are flat in the plane. */
 #include "cpu.h"
 #include "../nn/pool_call.h"
+#include <stdlib.h>
 
 /* `work`: a local holding the per-plane cost */
 #define PLANE_LOOP(g)                                                                              \
@@ -207,6 +208,70 @@ TAKE_IF(f64, double, uint64_t)
 
 POOL_KERNELS(f32, float, uint32_t)
 POOL_KERNELS(f64, double, uint64_t)
+
+/* Fractional max pooling: window starts per dim from the plane's sample u as PyTorch computes
+ * them, in T: start i = int((i + u) alpha) - int(u alpha), alpha = (in - k) / (out - 1), the
+ * last window flush with the input's end. Samples are (planes, nd): for 2-d, u[0] steps the
+ * width and u[1] the height; for 3-d, u[0..2] time, height, width (PyTorch's orders). */
+#define FRACTIONAL_KERNEL(DT, T)                                                                      \
+    static void intervals_##DT(T u, int64_t in, int64_t out, int64_t k, int64_t *start)              \
+    {                                                                                                \
+        if (out > 1) {                                                                               \
+            T alpha = (T)(in - k) / (T)(out - 1);                                                    \
+            for (int64_t i = 0; i < out - 1; i++) start[i] = (int)(((T)i + u) * alpha) - (int)(u * alpha); \
+        }                                                                                            \
+        start[out - 1] = in - k;                                                                     \
+    }                                                                                                \
+    static bool fractional_##DT(const em_call *c, const em_pool_geom *g)                             \
+    {                                                                                                \
+        const T *x = (const T *)em_tensor_data(c->in[0]), *u = (const T *)em_tensor_data(c->in[1]);  \
+        T *y = (T *)em_tensor_data(c->out[0]);                                                       \
+        int64_t *ind = (int64_t *)em_tensor_data(c->out[1]), pi = plane_in(g), po = plane_out(g);   \
+        const int nd = (int)c->i[0];                                                                 \
+        const int64_t nstarts = g->out[0] + g->out[1] + g->out[2], work = po * window(g);            \
+        bool ok = true;                                                                              \
+        _Pragma("omp parallel if (g->planes * work > EM_GRAIN)")                                     \
+        {                                                                                            \
+            int64_t *starts = malloc((size_t)nstarts * sizeof *starts), *st[3];                      \
+            if (!starts) ok = false;                                                                 \
+            st[0] = starts, st[1] = starts + g->out[0], st[2] = st[1] + g->out[1];                   \
+            _Pragma("omp for schedule(static)")                                                      \
+            for (int64_t pl = 0; pl < g->planes; pl++) {                                             \
+                if (!starts) continue;                                                               \
+                for (int j = 0; j < 3; j++)                                                          \
+                    intervals_##DT(j < 3 - nd ? 0 : u[pl * nd + (nd == 3 ? j : 2 - j)], g->in[j], g->out[j], \
+                                   g->k[j], st[j]);                                                  \
+                const T *xp = x + pl * pi;                                                           \
+                int64_t o = pl * po;                                                                 \
+                for (int64_t od = 0; od < g->out[0]; od++)                                           \
+                    for (int64_t oh = 0; oh < g->out[1]; oh++)                                       \
+                        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                            \
+                            int64_t d0 = st[0][od], h0 = st[1][oh], w0 = st[2][ow];                  \
+                            int64_t bi = (d0 * g->in[1] + h0) * g->in[2] + w0;                       \
+                            T best = -INFINITY;                                                      \
+                            for (int64_t id = d0; id < d0 + g->k[0]; id++)                           \
+                                for (int64_t ih = h0; ih < h0 + g->k[1]; ih++)                       \
+                                    for (int64_t iw = w0; iw < w0 + g->k[2]; iw++) {                 \
+                                        int64_t at = (id * g->in[1] + ih) * g->in[2] + iw;           \
+                                        T v = xp[at];                                                \
+                                        if (v > best || v != v) best = v, bi = at;                   \
+                                    }                                                                \
+                            y[o] = best;                                                             \
+                            ind[o] = bi;                                                             \
+                        }                                                                            \
+            }                                                                                        \
+            free(starts);                                                                            \
+        }                                                                                            \
+        return ok;                                                                                   \
+    }
+FRACTIONAL_KERNEL(f32, float)
+FRACTIONAL_KERNEL(f64, double)
+
+em_status cpu_fractional_max_pool(const em_call *c)
+{
+    bool ok = c->dtype == EM_F64 ? fractional_f64(c, c->arg) : fractional_f32(c, c->arg);
+    return ok ? EM_OK : em_fail(EM_ERR_MEMORY, "fractional_max_pool: out of memory");
+}
 
 em_status cpu_max_pool(const em_call *c)
 {

@@ -105,6 +105,56 @@ em_tensor *em_max_pool(const em_tensor *x, const em_pool_params *p0, em_tensor *
     return em_pool_result_dtype(r, x, indices);
 }
 
+em_tensor *em_fractional_max_pool(const em_tensor *x, int nd, const int64_t *kernel, const int64_t *output_size,
+                                  const em_tensor *samples, em_tensor **indices)
+{
+    const char *name = nd == 3 ? "fractional_max_pool3d_out()" : "fractional_max_pool2d()";
+    if (!x || !kernel || !output_size || !samples) return em_error(EM_ERR_VALUE, "%s: argument is NULL", name);
+    if (nd != 2 && nd != 3) return em_error(EM_ERR_VALUE, "fractional_max_pool: nd must be 2 or 3, got %d", nd);
+    if (em_pool_check_input(x, nd, name, false)) return NULL;
+    em_pool_geom g;
+    em_pool_geom_init(&g, x, nd);
+    static const char *dim_names[] = {"time", "height", "width"};
+    for (int k = 0; k < nd; k++) {
+        int j = 3 - nd + k;
+        if (kernel[k] <= 0 || output_size[k] <= 0)
+            return em_error(EM_ERR_RUNTIME, "%s: kernel_size and output_size must be greater than zero, but got "
+                            "kernel %lld and output %lld", name, (long long)kernel[k], (long long)output_size[k]);
+        /* PyTorch's 3-d check is strict, its 2-d one is not */
+        if (output_size[k] + kernel[k] - 1 > g.in[j] - (nd == 3))
+            return em_error(EM_ERR_RUNTIME, "%s: pool %s %lld too large relative to input %s %lld", name,
+                            dim_names[j], (long long)kernel[k], dim_names[j], (long long)g.in[j]);
+        g.k[j] = kernel[k], g.out[j] = output_size[k];
+    }
+    int lead = x->ndim - nd - 1; /* the channel dim */
+    int64_t batch = lead ? x->sizes[0] : 1;
+    if (samples->dtype != x->dtype || samples->ndim != 3 || samples->sizes[0] != batch ||
+        samples->sizes[1] != x->sizes[lead] || samples->sizes[2] != nd)
+        return em_error(EM_ERR_RUNTIME, "%s: expected _random_samples of shape (%lld, %lld, %d) and the input's "
+                        "dtype, got %s", name, (long long)batch, (long long)x->sizes[lead], nd,
+                        em_shape_str(samples->ndim, samples->sizes));
+    int64_t out_sizes[EM_MAX_DIMS];
+    em_pool_out_sizes(x, nd, g.out, out_sizes);
+    em_tensor *xc = em_pool_compute_input(x, name), *sc = xc ? em_contiguous(samples) : NULL;
+    em_tensor *values = sc ? em_empty(x->ndim, out_sizes, (em_dtype)xc->dtype) : NULL;
+    em_tensor *idx = values ? em_empty(x->ndim, out_sizes, EM_I64) : NULL;
+    em_status st = EM_ERR_MEMORY;
+    if (idx) {
+        em_call c = {.op = EM_OP_fractional_max_pool, .nin = 2, .nout = 2, .in = {xc, sc}, .out = {values, idx},
+                     .dtype = (em_dtype)xc->dtype, .arg = &g, .i = {nd},
+                     .operand_dtypes = {xc->dtype, EM_I64, xc->dtype, sc->dtype}};
+        st = em_dispatch(&c);
+    }
+    em_release(xc), em_release(sc);
+    if (st) {
+        em_release(values), em_release(idx);
+        return NULL;
+    }
+    if (indices) *indices = idx;
+    else em_release(idx);
+    return values;
+}
+
 em_tensor *em_max_pool_backward(const em_tensor *grad, const em_tensor *indices, int nd, int ndim,
                                 const int64_t *input_sizes)
 {

@@ -21,8 +21,14 @@ static em_tensor *apply(const em_tensor *x, const pool_case *c)
     case 4: r = em_pad(x, 4, pads, c->mode, c->mode == EM_PAD_CONSTANT ? 0.5 : 0); break;
     case 5: r = em_upsample_nearest(x, (int64_t[]){7, 5}, NULL); break;
     case 6: r = em_upsample_linear(x, (int64_t[]){6, 7}, c->p.ceil_mode, NULL); break;
-    case 8: r = em_upsample_bicubic(x, (int64_t[]){7, 4}, c->p.ceil_mode, NULL); break;
-    case 9: r = em_upsample_bicubic(x, (int64_t[]){8, 13}, false, (double[]){1.7, 2.25}); break;
+    case 8: {
+        em_tensor *u = em_full(3, (int64_t[]){2, 2, 2}, 0.37, EM_F64);
+        r = em_fractional_max_pool(x, 2, (int64_t[]){2, 2}, (int64_t[]){3, 4}, u, &idx);
+        em_release(u);
+        break;
+    }
+    case 9: r = em_upsample_bicubic(x, (int64_t[]){7, 4}, c->p.ceil_mode, NULL); break;
+    case 10: r = em_upsample_bicubic(x, (int64_t[]){8, 13}, false, (double[]){1.7, 2.25}); break;
     default: r = em_max_unpool(x, NULL, &c->p, NULL); break;
     }
     em_release(idx);
@@ -47,7 +53,7 @@ TEST(gradcheck_pool_family)
         {4, .mode = EM_PAD_CONSTANT}, {4, .mode = EM_PAD_REFLECT}, {4, .mode = EM_PAD_REPLICATE},
         {4, .mode = EM_PAD_CIRCULAR},
         {5}, {6}, {6, {.ceil_mode = true}}, /* linear, bicubic: ceil_mode stands for align_corners */
-        {8}, {8, {.ceil_mode = true}}, {9},
+        {8}, {9}, {9, {.ceil_mode = true}}, {10},
     };
     em_tensor *x = leaf(SHAPE(2, 2, 5, 6), -1, 1);
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -57,7 +63,7 @@ TEST(gradcheck_pool_family)
     }
     em_release(x);
     GRAD_COVER(EM_OP_max_pool, EM_OP_avg_pool, EM_OP_adaptive_avg_pool, EM_OP_adaptive_max_pool, EM_OP_pad,
-               EM_OP_upsample_nearest, EM_OP_upsample_linear, EM_OP_upsample_bicubic);
+               EM_OP_upsample_nearest, EM_OP_upsample_linear, EM_OP_upsample_bicubic, EM_OP_fractional_max_pool);
 }
 
 /* the backward ops' own gradients (in grad and, through their formulas, twice) */

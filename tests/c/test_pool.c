@@ -62,6 +62,45 @@ TEST(pool_max_values_and_indices)
     COVER(EM_OP_max_pool, EM_OP_adaptive_max_pool);
 }
 
+/* Windows from the samples as PyTorch places them (2-d: u[0] steps the width, u[1] the height). */
+TEST(pool_fractional_max_values_and_indices)
+{
+    COVER(EM_OP_fractional_max_pool);
+    em_tensor *x = arange4(SHAPE(1, 2, 7, 6), EM_F64), *idx = NULL;
+    em_tensor *u = tt(EM_F64, SHAPE(1, 2, 2), (double[]){0.3, 0.8, 0.55, 0.1});
+    em_tensor *y = em_fractional_max_pool(x, 2, (int64_t[]){2, 2}, (int64_t[]){3, 4}, u, &idx);
+    CHECK(y && idx && tshape_is(y, SHAPE(1, 2, 3, 4)));
+    double want[24], wanti[24];
+    const int64_t H = 7, W = 6, oh = 3, ow = 4, k = 2;
+    for (int c = 0; c < 2; c++) {
+        double uw = tval(u, 2 * c), uh = tval(u, 2 * c + 1);
+        int64_t hs[3], ws[4];
+        for (int i = 0; i < oh - 1; i++) hs[i] = (int)((i + uh) * ((double)(H - k) / (oh - 1))) - (int)(uh * ((double)(H - k) / (oh - 1)));
+        for (int i = 0; i < ow - 1; i++) ws[i] = (int)((i + uw) * ((double)(W - k) / (ow - 1))) - (int)(uw * ((double)(W - k) / (ow - 1)));
+        hs[oh - 1] = H - k, ws[ow - 1] = W - k;
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) { /* increasing values: the window's last element wins */
+                int64_t at = (hs[i] + k - 1) * W + ws[j] + k - 1;
+                wanti[(c * oh + i) * ow + j] = (double)at;
+                want[(c * oh + i) * ow + j] = (double)(c * H * W + at);
+            }
+    }
+    CHECK(tclose(y, want, 0, 0) && tclose(idx, wanti, 0, 0));
+    RELEASE(y, idx);
+    /* errors: a window that would leave the input (3-d is strict, as PyTorch), samples of the wrong shape */
+    CHECK_ERR(em_fractional_max_pool(x, 2, (int64_t[]){2, 2}, (int64_t[]){7, 4}, u, NULL), EM_ERR_RUNTIME);
+    CHECK(strstr(em_last_error(), "too large relative to input height"));
+    em_tensor *x3 = arange4(SHAPE(1, 1, 4, 4, 4), EM_F64), *u3 = tt(EM_F64, SHAPE(1, 1, 3), (double[]){0.5, 0.5, 0.5});
+    CHECK_ERR(em_fractional_max_pool(x3, 3, (int64_t[]){2, 2, 2}, (int64_t[]){3, 2, 2}, u3, NULL), EM_ERR_RUNTIME);
+    em_tensor *y3 = em_fractional_max_pool(x3, 3, (int64_t[]){2, 2, 2}, (int64_t[]){2, 2, 2}, u3, NULL);
+    CHECK(y3 && tshape_is(y3, SHAPE(1, 1, 2, 2, 2)));
+    CHECK_ERR(em_fractional_max_pool(x, 2, (int64_t[]){2, 2}, (int64_t[]){3, 4}, u3, NULL), EM_ERR_RUNTIME);
+    em_tensor *uf = em_to_dtype(u, EM_F32);
+    CHECK_ERR(em_fractional_max_pool(x, 2, (int64_t[]){2, 2}, (int64_t[]){3, 4}, uf, NULL), EM_ERR_RUNTIME);
+    CHECK_ERR(em_fractional_max_pool(x, 2, (int64_t[]){0, 2}, (int64_t[]){3, 4}, u, NULL), EM_ERR_RUNTIME);
+    RELEASE(x, u, x3, u3, y3, uf);
+}
+
 TEST(pool_avg_values)
 {
     em_tensor *x = arange4(SHAPE(1, 1, 4, 4), EM_F64);

@@ -415,3 +415,57 @@ def test_max_pool_2x2_ties_and_nans_pick_torchs_index(width):
         yt, it = torch.nn.functional.max_pool2d(torch.tensor(a), 2, return_indices=True)
         assert np.array_equal(ie.numpy(), it.numpy())
         assert np.allclose(ye.numpy(), yt.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize('nd,shape,kernel,out', [
+    (2, (2, 3, 11, 9), (3, 2), dict(output_size=(5, 4))),
+    (2, (3, 10, 10), 2, dict(output_ratio=0.5)),
+    (3, (2, 2, 7, 8, 7), (2, 3, 2), dict(output_size=(4, 3, 5))),
+    (3, (2, 6, 6, 6), 2, dict(output_ratio=(0.5, 0.6, 0.4))),
+])
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_fractional_max_pool_vs_torch(nd, shape, kernel, out, dtype):
+    """Same samples, same windows: values, indices and the input gradient equal torch's."""
+    import numpy as np
+    x = rand(*shape, dtype=dtype)
+    n = 1 if len(shape) == nd + 1 else shape[0]
+    u = torch.rand(n, shape[-nd - 1], nd, dtype=x.dtype)
+    name = f'fractional_max_pool{nd}d'
+    tx, ex = x.clone().requires_grad_(), to_ember(x).requires_grad_()
+    ty, ti = getattr(torch.nn.functional, name)(tx, kernel, **out, return_indices=True, _random_samples=u)
+    ey, ei = getattr(ember.nn.functional, name)(ex, kernel, **out, return_indices=True, _random_samples=to_ember(u))
+    assert np.array_equal(ei.numpy(), ti.numpy()) and np.array_equal(ey.detach().numpy(), ty.detach().numpy())
+    g = rand(*ty.shape, dtype=dtype, seed=5)
+    ty.backward(g)
+    ey.backward(to_ember(g))
+    assert np.allclose(ex.grad.numpy(), tx.grad.numpy())
+    # the module, with its samples as a buffer; and drawn samples give a valid pooling
+    cls = f'FractionalMaxPool{nd}d'
+    tm = getattr(torch.nn, cls)(kernel, **out, _random_samples=u)
+    em = getattr(ember.nn, cls)(kernel, **out, _random_samples=to_ember(u))
+    assert np.array_equal(em(to_ember(x)).numpy(), tm(x).numpy())
+    assert getattr(ember.nn, cls)(kernel, **out)(to_ember(x)).shape == ty.shape
+
+
+def test_fractional_max_pool_errors():
+    x = rand(1, 2, 6, 6)
+    for lib in (torch, ember):
+        F, nn = lib.nn.functional, lib.nn
+        with pytest.raises(ValueError):
+            F.fractional_max_pool2d(to_ember(x) if lib is ember else x, 2)
+        with pytest.raises(ValueError):
+            nn.FractionalMaxPool2d(2)
+        with pytest.raises(ValueError):
+            nn.FractionalMaxPool2d(2, output_size=3, output_ratio=0.5)
+        with pytest.raises(ValueError):
+            nn.FractionalMaxPool3d(2, output_ratio=(0.5, 1.5, 0.5))
+        xs = to_ember(x) if lib is ember else x
+        with pytest.raises(RuntimeError):  # a window would leave the input
+            F.fractional_max_pool2d(xs, 3, output_size=5)
+        if lib is ember:  # samples of the wrong shape (torch 1.13 reads them unchecked)
+            with pytest.raises(RuntimeError, match='_random_samples of shape'):
+                F.fractional_max_pool2d(xs, 2, output_size=3, _random_samples=lib.rand(1, 1, 2))
+        with pytest.raises(RuntimeError):  # samples of another dtype
+            F.fractional_max_pool2d(xs, 2, output_size=3, _random_samples=lib.rand(1, 2, 2, dtype=lib.float64))
+        with pytest.raises(RuntimeError):  # 3-d is strict where 2-d is not
+            F.fractional_max_pool3d(lib.ones(1, 1, 6, 6, 6), 2, output_size=5, _random_samples=lib.rand(1, 1, 3))

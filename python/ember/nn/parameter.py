@@ -1,10 +1,11 @@
 """nn.Parameter: a Tensor that a Module registers as a parameter when it is
-assigned as an attribute."""
+assigned as an attribute; the uninitialized parameters and buffers of lazy
+modules (nn.modules.lazy), which take their shape at the first forward."""
 from .._tensor import Tensor
 from .. import _C
 from ..autograd.grad_mode import no_grad
 
-__all__ = ['Parameter']
+__all__ = ['Parameter', 'UninitializedParameter', 'UninitializedBuffer', 'is_lazy']
 
 
 class Parameter(Tensor):
@@ -30,3 +31,70 @@ class Parameter(Tensor):
     def __repr__(self):
         return 'Parameter containing:\n' + super().__repr__()
 
+
+
+class UninitializedTensorMixin:
+    """A placeholder with no shape yet: an empty tensor of the eventual dtype
+    and device until materialize() gives it its shape and its final class."""
+
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Gives the placeholder uninitialized memory of `shape` (its own device
+        and dtype unless given) and turns it into a cls_to_become, in place,
+        so that references to it (an optimizer's) stay valid."""
+        dtype = self.data.dtype if dtype is None else dtype
+        device = self.data.device if device is None else device
+        self.data = _C.empty(tuple(shape), dtype=dtype, device=device)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize the "
+            "parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f'<{self.__class__.__name__}>'
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+
+def is_lazy(param):
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter whose shape the first forward of its lazy module decides."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return Tensor._make_subclass(cls, _C.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.data.device, self.data.dtype)
+        return memo[id(self)]
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape the first forward of its lazy module decides."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        return Tensor._make_subclass(cls, _C.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass

@@ -16,6 +16,8 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
     "lp_pool1d", "lp_pool2d",
     "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
     "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
@@ -353,3 +355,46 @@ def affine_grid(theta, size, align_corners=None):
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return _C.affine_grid_generator(theta, size, align_corners)
+
+
+def _fractional(nd, input, kernel_size, output_size, output_ratio, _random_samples):
+    """(values, indices) of fractional max pooling over the nd trailing dims; the window
+    steps come from _random_samples (N, C, nd), drawn uniformly when not given."""
+    name = f"fractional_max_pool{nd}d()"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"fractional_max_pool{nd}d requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratio = output_ratio if isinstance(output_ratio, (list, tuple)) else (output_ratio,) * nd
+        if len(ratio) == 1:
+            ratio = tuple(ratio) * nd
+        output_size = [int(input.size(-nd + k) * ratio[k]) for k in range(nd)]
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == nd + 1 else input.size(0)
+        _random_samples = ember.rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype, device=input.device)
+    pool = _nn.fractional_max_pool2d if nd == 2 else _nn.fractional_max_pool3d
+    return pool(input, _tuple(kernel_size, nd, name, "kernel_size"), _tuple(output_size, nd, name, "output_size"),
+                _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return _fractional(2, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return _fractional(3, input, kernel_size, output_size, output_ratio, _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling over (N, C, H, W) or (C, H, W) (Graham, 2014)."""
+    out = _fractional(2, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling over (N, C, T, H, W) or (C, T, H, W)."""
+    out = _fractional(3, input, kernel_size, output_size, output_ratio, _random_samples)
+    return out if return_indices else out[0]

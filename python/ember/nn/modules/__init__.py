@@ -1,5 +1,6 @@
 """The nn modules, one file per family as in torch.nn.modules."""
 from .module import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403

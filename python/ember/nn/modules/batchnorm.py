@@ -1,16 +1,18 @@
-"""Batch normalization modules (torch.nn.BatchNorm1d/2d/3d) and the base they
-share with instance norm (_NormBase: parameters, running-stat buffers,
-num_batches_tracked, state_dict compatibility)."""
+"""Batch normalization modules (torch.nn.BatchNorm1d/2d/3d, their Lazy forms)
+and the bases they share with instance norm (_NormBase: parameters, running-stat
+buffers, num_batches_tracked, state_dict compatibility; _LazyNormBase)."""
 from typing import Optional
 
 import ember
 from ember import Tensor
+from ...autograd.grad_mode import no_grad
+from .lazy import LazyModuleMixin
 from .module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from .. import functional as F
 from .. import init
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -111,3 +113,51 @@ class BatchNorm2d(_BatchNorm):
 class BatchNorm3d(_BatchNorm):
     """Batch norm over (N, C, D, H, W) inputs."""
     _check_input_dim = _dims_check("5D", (5,))
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """num_features from dim 1 of the first input."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False, device=device, dtype=dtype)  # placeholders below
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = ember.tensor(0, dtype=ember.long, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        with no_grad():
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if t is not None:
+                    t.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose num_features comes from its first input."""
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose num_features comes from its first input."""
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features comes from its first input."""
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim

@@ -1,15 +1,18 @@
-"""Convolution modules (torch.nn.Conv1d/2d/3d, ConvTranspose1d/2d/3d) over
-ember.nn.functional's convolutions, with torch 1.13's arguments, checks,
-initialisation, state_dict names and repr."""
+"""Convolution modules (torch.nn.Conv1d/2d/3d, ConvTranspose1d/2d/3d and
+their Lazy forms) over ember.nn.functional's convolutions, with torch 1.13's
+arguments, checks, initialisation, state_dict names and repr."""
 import math
 
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 import ember
 
-__all__ = ['Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'ConvTranspose3d']
+__all__ = ['Conv1d', 'Conv2d', 'Conv3d', 'ConvTranspose1d', 'ConvTranspose2d', 'ConvTranspose3d', 'LazyConv1d',
+           'LazyConv2d', 'LazyConv3d', 'LazyConvTranspose1d', 'LazyConvTranspose2d', 'LazyConvTranspose3d']
 
 _PADDING_MODES = {'zeros', 'reflect', 'replicate', 'circular'}
 
@@ -215,3 +218,68 @@ class ConvTranspose3d(_ConvTransposeNd):
     """3-d transposed convolution (the adjoint of Conv3d in its input)."""
     _nd = 3
     _conv = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """in_channels from the first input: dim 1 batched, dim 0 unbatched."""
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params():
+            return
+        if input.dim() not in (self._nd + 1, self._nd + 2):
+            raise RuntimeError('Expected {}D (unbatched) or {}D (batched) input to {}, but got input of size: {}'.format(
+                self._nd + 1, self._nd + 2, self.__class__.__name__, input.shape))
+        self.in_channels = input.shape[1] if input.dim() == self._nd + 2 else input.shape[0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError('in_channels must be divisible by groups')
+        with no_grad():
+            if self.transposed:
+                self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+            else:
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        """After the eager constructor ran with 0 channels: placeholders instead of empty tensors."""
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+
+def _lazy_conv(eager):
+    class Lazy(_LazyConvMixin, eager):
+        cls_to_become = eager
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode='zeros', device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+            self._lazy_init(out_channels, bias, device, dtype)
+    Lazy.__name__ = Lazy.__qualname__ = 'Lazy' + eager.__name__
+    Lazy.__doc__ = 'A {} whose in_channels comes from its first input.'.format(eager.__name__)
+    return Lazy
+
+
+def _lazy_conv_transpose(eager):
+    class Lazy(_LazyConvMixin, eager):
+        cls_to_become = eager
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode='zeros', device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+                             padding_mode)
+            self._lazy_init(out_channels, bias, device, dtype)
+    Lazy.__name__ = Lazy.__qualname__ = 'Lazy' + eager.__name__
+    Lazy.__doc__ = 'A {} whose in_channels comes from its first input.'.format(eager.__name__)
+    return Lazy
+
+
+LazyConv1d, LazyConv2d, LazyConv3d = (_lazy_conv(c) for c in (Conv1d, Conv2d, Conv3d))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
+    _lazy_conv_transpose(c) for c in (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))

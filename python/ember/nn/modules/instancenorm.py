@@ -2,10 +2,11 @@
 of each sample's channels over their spatial elements; inputs without a batch
 dim are accepted."""
 from ember import Tensor
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 from .. import functional as F
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -62,4 +63,22 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     """Instance norm of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    _no_batch_dim, _dims_name = 4, "4D or 5D"
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose num_features comes from its first input."""
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim, _dims_name = 2, "2D or 3D"
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm2d whose num_features comes from its first input."""
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim, _dims_name = 3, "3D or 4D"
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm3d whose num_features comes from its first input."""
+    cls_to_become = InstanceNorm3d
     _no_batch_dim, _dims_name = 4, "4D or 5D"

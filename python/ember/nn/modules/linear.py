@@ -1,13 +1,15 @@
-"""Identity, Linear and Bilinear (torch.nn.modules.linear)."""
+"""Identity, Linear, Bilinear and LazyLinear (torch.nn.modules.linear)."""
 import math
 
 from ... import _C
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ['Identity', 'Linear', 'Bilinear']
+__all__ = ['Identity', 'Linear', 'Bilinear', 'LazyLinear']
 
 
 class Identity(Module):
@@ -89,3 +91,29 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f'in1_features={self.in1_features}, in2_features={self.in2_features}, '
                 f'out_features={self.out_features}, bias={self.bias is not None}')
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is the last dim of its first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)  # no bias yet: it would be replaced at once
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()

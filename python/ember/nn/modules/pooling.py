@@ -1,6 +1,6 @@
 """Pooling modules (torch.nn's MaxPool*, MaxUnpool*, AvgPool*, AdaptiveAvgPool*,
-AdaptiveMaxPool*, LPPool*): constructor arguments, attributes and extra_repr as PyTorch's;
-forward calls ember.nn.functional."""
+AdaptiveMaxPool*, FractionalMaxPool*, LPPool*): constructor arguments, attributes and
+extra_repr as PyTorch's; forward calls ember.nn.functional."""
 from .. import functional as F
 from .module import Module
 
@@ -8,6 +8,7 @@ __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
     "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]
 
 
@@ -215,3 +216,37 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     def forward(self, input):
         return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class _FractionalMaxPoolNd(Module):
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        nd, tup = self._nd, _ntuple(self._nd)
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError("FractionalMaxPool{}d requires specifying either an output size, or a pooling "
+                             "ratio".format(nd))
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError("output_ratio must be between 0 and 1 (got {})".format(output_ratio))
+
+    def forward(self, input):
+        pool = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _nd = 3
