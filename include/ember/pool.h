@@ -82,6 +82,14 @@ em_tensor *em_upsample_linear(const em_tensor *x, const int64_t *output_size, bo
                               const double *scales);
 em_tensor *em_upsample_linear_backward(const em_tensor *grad, int ndim, const int64_t *input_sizes,
                                        bool align_corners, const double *scales);
+/* Bicubic (cubic convolution with A = -0.75, the 4 taps per dim clamped to the border), as
+ * PyTorch's upsample_bicubic2d: x must be 4-D (N, C, H, W), output_size and scales hold 2
+ * entries (H, W); any other ndim is EM_ERR_SHAPE. The backward takes ndim = 4 and input_sizes
+ * of the forward's input; the two are adjoints and each is the other's gradient. */
+em_tensor *em_upsample_bicubic(const em_tensor *x, const int64_t *output_size, bool align_corners,
+                               const double *scales);
+em_tensor *em_upsample_bicubic_backward(const em_tensor *grad, int ndim, const int64_t *input_sizes,
+                                        bool align_corners, const double *scales);
 
 /* ---- grid sampling (spatial transformers) -----------------------------------------------
  * PyTorch's grid_sampler: input (N, C, H, W) with grid (N, Ho, Wo, 2) gives (N, C, Ho, Wo);

@@ -113,6 +113,24 @@ EMP_BIND(upsample_linear, "upsample_linear(Tensor input, int[] output_size, bool
     return emp_wrap(em_upsample_linear(a->t[0], a->list[1], a->i[2], scales));
 }
 
+/* scales: two floats (h, w), 0 for none */
+EMP_BIND(upsample_bicubic, "upsample_bicubic(Tensor input, int[] output_size, bool align_corners, float s0=0, "
+                           "float s1=0)")
+{
+    const double scales[2] = {a->d[3], a->d[4]};
+    if (a->nlist[1] != 2)
+        return PyErr_Format(PyExc_RuntimeError, "It is expected output_size equals to 2, but got size %d", a->nlist[1]);
+    return emp_wrap(em_upsample_bicubic(a->t[0], a->list[1], a->i[2], scales));
+}
+
+/* torch._C._nn's spelling */
+EMP_BIND(upsample_bicubic2d, "upsample_bicubic2d(Tensor input, int[2] output_size, bool align_corners, "
+                             "float? scales_h=None, float? scales_w=None)")
+{
+    const double scales[2] = {a->has[3] ? a->d[3] : 0, a->has[4] ? a->d[4] : 0};
+    return emp_wrap(em_upsample_bicubic(a->t[0], a->list[1], a->i[2], scales));
+}
+
 /* ---- ember._C._nn: the backward ops (as torch._C._nn's *_backward) ---------------------- */
 EMP_BIND(avg_pool_backward, "avg_pool_backward(Tensor grad_output, Tensor input, int nd, int[] kernel_size, "
                             "int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, "
@@ -160,6 +178,13 @@ EMP_BIND(upsample_linear_backward, "upsample_linear_backward(Tensor grad_output,
 {
     const double scales[3] = {a->d[3], a->d[4], a->d[5]};
     return emp_wrap(em_upsample_linear_backward(a->t[0], a->nlist[1], a->list[1], a->i[2], scales));
+}
+
+EMP_BIND(upsample_bicubic_backward, "upsample_bicubic_backward(Tensor grad_output, int[] input_size, "
+                                    "bool align_corners, float s0=0, float s1=0)")
+{
+    const double scales[2] = {a->d[3], a->d[4]};
+    return emp_wrap(em_upsample_bicubic_backward(a->t[0], a->nlist[1], a->list[1], a->i[2], scales));
 }
 
 /* grid sampling: modes and padding modes as PyTorch's ints (see em_grid_mode, em_grid_padding) */
@@ -281,5 +306,6 @@ PyMethodDef emp_pool_nn[] = {
     EMP_FUNCTION(upsample_nearest), EMP_FUNCTION(upsample_linear), EMP_FUNCTION(avg_pool_backward),
     EMP_FUNCTION(max_pool_backward), EMP_FUNCTION(fractional_max_pool2d), EMP_FUNCTION(fractional_max_pool3d),
     EMP_FUNCTION(adaptive_avg_pool_backward), EMP_FUNCTION(pad_backward), EMP_FUNCTION(upsample_nearest_backward),
-    EMP_FUNCTION(upsample_linear_backward), EMP_FUNCTION(grid_sample), EMP_FUNCTION(grid_sample_backward), {NULL},
+    EMP_FUNCTION(upsample_linear_backward), EMP_FUNCTION(upsample_bicubic), EMP_FUNCTION(upsample_bicubic2d),
+    EMP_FUNCTION(upsample_bicubic_backward), EMP_FUNCTION(grid_sample), EMP_FUNCTION(grid_sample_backward), {NULL},
 };

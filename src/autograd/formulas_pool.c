@@ -107,6 +107,20 @@ EM_BACKWARD(upsample_linear_backward, 0)
     DONE();
 }
 
+EM_BACKWARD(upsample_bicubic, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_upsample_bicubic_backward(G, IN.ndim, IN.sizes, P(0), n->call.f)));
+    DONE();
+}
+
+EM_BACKWARD(upsample_bicubic_backward, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_upsample_bicubic(G, IN.sizes + 2, P(0), n->call.f)));
+    DONE();
+}
+
 /* i[0] = mode, i[1] = padding mode, i[2] = align_corners; one backward call gives both */
 EM_BACKWARD(grid_sample, EM_SAVE_IN(0) | EM_SAVE_IN(1))
 {

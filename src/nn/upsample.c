@@ -1,23 +1,36 @@
-/* The op layer of nearest and linear (linear / bilinear / trilinear) upsampling of
- * (N, C, *spatial) tensors and of their adjoint backward ops (kernels: src/cpu/pool_map.c,
- * src/cpu/upsample.c). A call keeps the user's scales in f[0..2] (0: none) and
- * align_corners in i[0] for the formulas; sizes come from the tensors. */
+/* The op layer of nearest, linear (linear / bilinear / trilinear) and bicubic (2-d) upsampling
+ * of (N, C, *spatial) tensors and of their adjoint backward ops (kernels: src/cpu/pool_map.c,
+ * src/cpu/upsample.c, src/cpu/upsample_bicubic.c). A call keeps the user's scales in f[0..2]
+ * (0: none) and align_corners in i[0] for the formulas; sizes come from the tensors. */
 #include "pool_common.h"
+
+enum up_kind { UP_NEAREST, UP_LINEAR, UP_BICUBIC };
+
+static enum up_kind up_kind(em_op op)
+{
+    if (op == EM_OP_upsample_linear || op == EM_OP_upsample_linear_backward) return UP_LINEAR;
+    if (op == EM_OP_upsample_bicubic || op == EM_OP_upsample_bicubic_backward) return UP_BICUBIC;
+    return UP_NEAREST;
+}
 
 static const char *up_name(em_op op, int nd)
 {
     static const char *names[][3] = {{"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d"},
-                                     {"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d"}};
-    bool linear = op == EM_OP_upsample_linear || op == EM_OP_upsample_linear_backward;
-    return nd >= 1 && nd <= 3 ? names[linear][nd - 1] : em_ops[op].name;
+                                     {"upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d"},
+                                     {NULL, "upsample_bicubic2d", NULL}};
+    const char *name = nd >= 1 && nd <= 3 ? names[up_kind(op)][nd - 1] : NULL;
+    return name ? name : em_ops[op].name;
 }
 
 /* Geometry of an upsample from input sizes `in` (ndim = nd + 2) to spatial `out`. */
-static em_status up_setup(em_op op, int ndim, const int64_t *in, const int64_t *out, bool linear, bool align_corners,
+static em_status up_setup(em_op op, int ndim, const int64_t *in, const int64_t *out, bool align_corners,
                           const double *scales, em_map_geom *g)
 {
     int nd = ndim - 2;
     const char *name = up_name(op, nd);
+    bool interpolating = up_kind(op) != UP_NEAREST; /* align_corners changes the scale */
+    if (up_kind(op) == UP_BICUBIC && nd != 2)
+        return em_fail(EM_ERR_SHAPE, "%s: It is expected input_size equals to 4, but got size %d", name, ndim);
     if (nd < 1 || nd > 3)
         return em_fail(EM_ERR_SHAPE, "%s: expected a 3D, 4D or 5D input (N, C, *spatial), got %d dims", name, ndim);
     bool ok = in[1] > 0;
@@ -31,7 +44,7 @@ static em_status up_setup(em_op op, int ndim, const int64_t *in, const int64_t *
         g->in[j] = k >= 0 ? in[2 + k] : 1;
         g->out[j] = k >= 0 ? out[k] : 1;
         double s = k >= 0 && scales ? scales[k] : 0;
-        if (linear && align_corners)
+        if (interpolating && align_corners)
             g->scale[j] = g->out[j] > 1 ? (double)(g->in[j] - 1) / (double)(g->out[j] - 1) : 0;
         else
             g->scale[j] = s > 0 ? 1.0 / s : (double)g->in[j] / (double)g->out[j];
@@ -57,7 +70,7 @@ static em_tensor *upsample(em_op op, const em_tensor *x, const int64_t *output_s
 {
     if (!x || !output_size) return em_error(EM_ERR_VALUE, "%s: argument is NULL", em_ops[op].name);
     em_map_geom g;
-    if (up_setup(op, x->ndim, x->sizes, output_size, op == EM_OP_upsample_linear, align_corners, scales, &g))
+    if (up_setup(op, x->ndim, x->sizes, output_size, align_corners, scales, &g))
         return NULL;
     int64_t sizes[EM_MAX_DIMS] = {x->sizes[0], x->sizes[1]};
     memcpy(sizes + 2, output_size, (x->ndim - 2) * sizeof *sizes);
@@ -72,9 +85,7 @@ static em_tensor *upsample_backward(em_op op, const em_tensor *grad, int ndim, c
         return em_error(EM_ERR_SHAPE, "%s: grad of shape %s does not fit the input %s", em_ops[op].name,
                         em_shape_str(grad->ndim, grad->sizes), em_shape_str(ndim, input_sizes));
     em_map_geom g;
-    if (up_setup(op, ndim, input_sizes, grad->sizes + 2, op == EM_OP_upsample_linear_backward, align_corners, scales,
-                 &g))
-        return NULL;
+    if (up_setup(op, ndim, input_sizes, grad->sizes + 2, align_corners, scales, &g)) return NULL;
     return up_run(op, grad, &g, ndim, input_sizes, align_corners, scales);
 }
 
@@ -95,4 +106,13 @@ em_tensor *em_upsample_linear_backward(const em_tensor *grad, int ndim, const in
                                        const double *scales)
 {
     return upsample_backward(EM_OP_upsample_linear_backward, grad, ndim, input_sizes, align_corners, scales);
+}
+em_tensor *em_upsample_bicubic(const em_tensor *x, const int64_t *output_size, bool align_corners, const double *scales)
+{
+    return upsample(EM_OP_upsample_bicubic, x, output_size, align_corners, scales);
+}
+em_tensor *em_upsample_bicubic_backward(const em_tensor *grad, int ndim, const int64_t *input_sizes, bool align_corners,
+                                        const double *scales)
+{
+    return upsample_backward(EM_OP_upsample_bicubic_backward, grad, ndim, input_sizes, align_corners, scales);
 }

@@ -27,6 +27,8 @@ static em_tensor *apply(const em_tensor *x, const pool_case *c)
         em_release(u);
         break;
     }
+    case 9: r = em_upsample_bicubic(x, (int64_t[]){7, 4}, c->p.ceil_mode, NULL); break;
+    case 10: r = em_upsample_bicubic(x, (int64_t[]){8, 13}, false, (double[]){1.7, 2.25}); break;
     default: r = em_max_unpool(x, NULL, &c->p, NULL); break;
     }
     em_release(idx);
@@ -50,8 +52,8 @@ TEST(gradcheck_pool_family)
         {2}, {3},
         {4, .mode = EM_PAD_CONSTANT}, {4, .mode = EM_PAD_REFLECT}, {4, .mode = EM_PAD_REPLICATE},
         {4, .mode = EM_PAD_CIRCULAR},
-        {5}, {6}, {6, {.ceil_mode = true}}, /* linear: ceil_mode stands for align_corners */
-        {8},
+        {5}, {6}, {6, {.ceil_mode = true}}, /* linear, bicubic: ceil_mode stands for align_corners */
+        {8}, {9}, {9, {.ceil_mode = true}}, {10},
     };
     em_tensor *x = leaf(SHAPE(2, 2, 5, 6), -1, 1);
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -61,7 +63,7 @@ TEST(gradcheck_pool_family)
     }
     em_release(x);
     GRAD_COVER(EM_OP_max_pool, EM_OP_avg_pool, EM_OP_adaptive_avg_pool, EM_OP_adaptive_max_pool, EM_OP_pad,
-               EM_OP_upsample_nearest, EM_OP_upsample_linear, EM_OP_fractional_max_pool);
+               EM_OP_upsample_nearest, EM_OP_upsample_linear, EM_OP_upsample_bicubic, EM_OP_fractional_max_pool);
 }
 
 /* the backward ops' own gradients (in grad and, through their formulas, twice) */
@@ -82,19 +84,22 @@ static em_tensor *f_backward(em_tensor *const *in, const void *ctx)
     case 1: return em_adaptive_avg_pool_backward(in[0], 2, 4, isz);
     case 2: return em_pad_backward(in[0], 4, pads, EM_PAD_REFLECT, 4, isz);
     case 3: return em_upsample_nearest_backward(in[0], 4, isz, NULL);
+    case 6: return em_upsample_bicubic_backward(in[0], 4, isz, true, NULL);
     default: return em_upsample_linear_backward(in[0], 4, isz, false, NULL);
     }
 }
 
 TEST(gradcheck_pool_backward_ops)
 {
-    const int64_t gsz[][4] = {{2, 2, 3, 4}, {2, 2, 3, 4}, {2, 2, 8, 9}, {2, 2, 7, 9}, {2, 2, 7, 9}, {2, 2, 3, 4}};
-    for (int k = 0; k < 6; k++) {
+    const int64_t gsz[][4] = {{2, 2, 3, 4}, {2, 2, 3, 4}, {2, 2, 8, 9}, {2, 2, 7, 9}, {2, 2, 7, 9}, {2, 2, 3, 4},
+                              {2, 2, 4, 9}};
+    for (int k = 0; k < 7; k++) {
         em_tensor *g = leaf(4, gsz[k], -1, 1);
         CHECK_MSG(gradcheck("pool backward", f_backward, 1, &g, &k), "case %d", k);
         CHECK_MSG(gradgradcheck("pool backward", f_backward, 1, &g, &k), "second, case %d", k);
         em_release(g);
     }
     GRAD_COVER(EM_OP_avg_pool_backward, EM_OP_adaptive_avg_pool_backward, EM_OP_pad_backward,
-               EM_OP_upsample_nearest_backward, EM_OP_upsample_linear_backward, EM_OP_max_pool_backward);
+               EM_OP_upsample_nearest_backward, EM_OP_upsample_linear_backward, EM_OP_upsample_bicubic_backward,
+               EM_OP_max_pool_backward);
 }

@@ -163,6 +163,84 @@ TEST(pool_pad_and_upsample_values)
     COVER(EM_OP_pad, EM_OP_upsample_nearest, EM_OP_upsample_linear);
 }
 
+/* PyTorch's bicubic upsampling, naively in double: the source coordinate per dim (the
+ * align_corners ratio, 1/scale when given, else in/out), 4 taps clamped to the border, each
+ * weighted by the cubic convolution kernel (A = -0.75) of its distance. */
+static double cubic_weight(double d)
+{
+    const double A = -0.75;
+    d = fabs(d);
+    if (d <= 1) return ((A + 2) * d - (A + 3)) * d * d + 1;
+    return d < 2 ? ((A * d - 5 * A) * d + 8 * A) * d - 4 * A : 0;
+}
+static double bicubic_source(int64_t o, int64_t in, int64_t out, bool align_corners, double scale)
+{
+    if (align_corners) return out > 1 ? (double)(in - 1) / (double)(out - 1) * (double)o : 0;
+    double ratio = scale > 0 ? 1 / scale : (double)in / (double)out;
+    return ratio * ((double)o + 0.5) - 0.5;
+}
+static double *bicubic_reference(const em_tensor *x, int64_t oh, int64_t ow, bool align_corners,
+                                 const double *scales)
+{
+    const int64_t *s = em_sizes(x);
+    int64_t planes = s[0] * s[1], H = s[2], W = s[3];
+    double *v = tvals(x), *r = malloc((size_t)(planes * oh * ow) * sizeof *r);
+    for (int64_t p = 0; p < planes; p++)
+        for (int64_t i = 0; i < oh; i++)
+            for (int64_t j = 0; j < ow; j++) {
+                double sy = bicubic_source(i, H, oh, align_corners, scales ? scales[0] : 0);
+                double sx = bicubic_source(j, W, ow, align_corners, scales ? scales[1] : 0), acc = 0;
+                for (int a = -1; a <= 2; a++)
+                    for (int b = -1; b <= 2; b++) {
+                        double ty = floor(sy) + a, tx = floor(sx) + b;
+                        int64_t yi = (int64_t)fmin(fmax(ty, 0), (double)(H - 1));
+                        int64_t xi = (int64_t)fmin(fmax(tx, 0), (double)(W - 1));
+                        acc += cubic_weight(sy - ty) * cubic_weight(sx - tx) * v[(p * H + yi) * W + xi];
+                    }
+                r[(p * oh + i) * ow + j] = acc;
+            }
+    free(v);
+    return r;
+}
+
+TEST(pool_upsample_bicubic_values)
+{
+    struct { int64_t in[4], out[2]; bool align_corners; double scales[2]; } cases[] = {
+        {{2, 3, 5, 4}, {9, 7}, false, {0, 0}},
+        {{2, 3, 5, 4}, {9, 7}, true, {0, 0}},
+        {{1, 2, 8, 9}, {3, 4}, false, {0, 0}}, /* downsampling */
+        {{1, 2, 8, 9}, {3, 4}, true, {0, 0}},
+        {{1, 2, 6, 5}, {10, 3}, false, {1.7, 0.6}}, /* the user's scales: 1/scale */
+        {{1, 1, 3, 3}, {1, 1}, true, {0, 0}},
+        {{1, 1, 1, 1}, {3, 2}, false, {0, 0}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const double *scales = cases[k].scales[0] > 0 ? cases[k].scales : NULL;
+        for (int dt = 0; dt < 2; dt++) {
+            em_tensor *x = trand(dt ? EM_F64 : EM_F32, 4, cases[k].in, -2, 2), *xn = tnoncontig(x);
+            double *want = bicubic_reference(x, cases[k].out[0], cases[k].out[1], cases[k].align_corners, scales);
+            em_tensor *y = em_upsample_bicubic(xn, cases[k].out, cases[k].align_corners, scales);
+            const int64_t *s = cases[k].in;
+            CHECK_MSG(y && tshape_is(y, SHAPE(s[0], s[1], cases[k].out[0], cases[k].out[1])) &&
+                          em_dtype_of(y) == em_dtype_of(x) && tclose(y, want, dt ? 1e-12 : 1e-5, dt ? 1e-12 : 1e-5),
+                      "case %zu dtype %d: %s", k, dt, y ? "values" : em_last_error());
+            free(want);
+            RELEASE(x, xn, y);
+        }
+    }
+    /* bfloat16 computes through float32; an empty batch gives an empty result */
+    em_tensor *x = trand(EM_F32, SHAPE(1, 2, 4, 4), -1, 1), *xb = em_to_dtype(x, EM_BF16);
+    em_tensor *y = em_upsample_bicubic(x, (int64_t[]){6, 5}, false, NULL);
+    em_tensor *yb = xb ? em_upsample_bicubic(xb, (int64_t[]){6, 5}, false, NULL) : NULL;
+    double *vy = y ? tvals(y) : NULL;
+    CHECK(yb && em_dtype_of(yb) == EM_BF16 && vy && tclose(yb, vy, 3e-2, 3e-2));
+    free(vy);
+    em_tensor *e = em_zeros(4, (int64_t[]){0, 2, 3, 3}, EM_F32), *ye = em_upsample_bicubic(e, (int64_t[]){5, 5}, true, NULL);
+    CHECK(ye && tshape_is(ye, SHAPE(0, 2, 5, 5)));
+    RELEASE(x, xb, y, yb, e, ye);
+    COVER(EM_OP_upsample_bicubic);
+}
+
 /* <f(x), g> == <x, b(g)> for each op f and its backward op b */
 TEST(pool_backward_ops_are_adjoints)
 {
@@ -170,7 +248,7 @@ TEST(pool_backward_ops_are_adjoints)
     em_pool_params ap = {.nd = 2, .kernel = {3, 2}, .stride = {2, 2}, .padding = {1, 1}, .ceil_mode = true};
     em_pool_params ap3 = {.nd = 3, .kernel = {2, 2, 3}, .padding = {1, 0, 1}, .count_include_pad = false};
     const double scales[3] = {1.5, 2.25, 0};
-    for (int k = 0; k < 9; k++) {
+    for (int k = 0; k < 12; k++) {
         const em_tensor *in = k == 1 || k == 8 ? x5 : x;
         int nd = em_ndim(in) - 2;
         const int64_t *s = em_sizes(in);
@@ -183,6 +261,9 @@ TEST(pool_backward_ops_are_adjoints)
         case 3: case 4: case 5: y = em_pad(in, 4, pads, (em_pad_mode)(k - 2), 0); break;
         case 6: y = em_upsample_nearest(in, (int64_t[]){10, 13}, scales); break;
         case 7: y = em_upsample_linear(in, (int64_t[]){5, 13}, false, scales); break;
+        case 9: y = em_upsample_bicubic(in, (int64_t[]){10, 13}, false, scales); break;
+        case 10: y = em_upsample_bicubic(in, (int64_t[]){4, 3}, true, NULL); break; /* downsampling */
+        case 11: y = em_upsample_bicubic(in, (int64_t[]){9, 11}, false, NULL); break;
         default: y = em_upsample_linear(in, (int64_t[]){4, 3, 7}, true, NULL); break;
         }
         CHECK_MSG(y, "case %d: %s", k, em_last_error());
@@ -194,6 +275,9 @@ TEST(pool_backward_ops_are_adjoints)
         case 3: case 4: case 5: b = em_pad_backward(g, 4, pads, (em_pad_mode)(k - 2), 4, s); break;
         case 6: b = em_upsample_nearest_backward(g, 4, s, scales); break;
         case 7: b = em_upsample_linear_backward(g, 4, s, false, scales); break;
+        case 9: b = em_upsample_bicubic_backward(g, 4, s, false, scales); break;
+        case 10: b = em_upsample_bicubic_backward(g, 4, s, true, NULL); break;
+        case 11: b = em_upsample_bicubic_backward(g, 4, s, false, NULL); break;
         default: b = em_upsample_linear_backward(g, 5, s, true, NULL); break;
         }
         CHECK_MSG(b && tshape_is(b, em_ndim(in), s), "case %d: %s", k, em_last_error());
@@ -215,7 +299,8 @@ TEST(pool_backward_ops_are_adjoints)
     }
     RELEASE(x, x5);
     COVER(EM_OP_avg_pool_backward, EM_OP_adaptive_avg_pool_backward, EM_OP_pad_backward,
-          EM_OP_upsample_nearest_backward, EM_OP_upsample_linear_backward, EM_OP_max_pool_backward);
+          EM_OP_upsample_nearest_backward, EM_OP_upsample_linear_backward, EM_OP_upsample_bicubic_backward,
+          EM_OP_max_pool_backward);
 }
 
 TEST(pool_dtypes_and_layouts)
@@ -261,6 +346,13 @@ TEST(pool_errors)
     CHECK_ERR(em_pad(img, 8, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1}, EM_PAD_REPLICATE, 0), EM_ERR_NOT_IMPLEMENTED);
     CHECK_ERR(em_upsample_nearest(img, (int64_t[]){0, 3}, NULL), EM_ERR_SHAPE);
     CHECK_ERR(em_upsample_linear(flat, (int64_t[]){3}, false, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_upsample_bicubic(x, (int64_t[]){3}, false, NULL), EM_ERR_SHAPE); /* 2-d only */
+    CHECK(strstr(em_last_error(), "It is expected input_size equals to 4, but got size 3"));
+    CHECK_ERR(em_upsample_bicubic(img, (int64_t[]){0, 3}, true, NULL), EM_ERR_SHAPE);
+    CHECK(strstr(em_last_error(), "Input and output sizes should be greater than 0"));
+    CHECK_ERR(em_upsample_bicubic(i, (int64_t[]){3, 3}, false, NULL), EM_ERR_DTYPE);
+    CHECK_ERR(em_upsample_bicubic_backward(img, 4, (int64_t[]){1, 2, 3, 3}, false, NULL), EM_ERR_SHAPE);
+    CHECK_ERR(em_upsample_bicubic_backward(img, 5, (int64_t[]){1, 1, 2, 2, 2}, false, NULL), EM_ERR_SHAPE);
     CHECK_ERR(em_pixel_shuffle(img, 2), EM_ERR_SHAPE);
     CHECK_ERR(em_channel_shuffle(x, 3), EM_ERR_SHAPE);
     em_tensor *y = em_avg_pool(img, &(em_pool_params){.nd = 2, .kernel = {2, 2}});

@@ -236,22 +236,25 @@ LINEAR = {3: "linear", 4: "bilinear", 5: "trilinear"}
 
 
 @pytest.mark.parametrize("shape,kw", UP_CASES)
-@pytest.mark.parametrize("mode", ["nearest", "linear", "linear-ac", "area"])
+@pytest.mark.parametrize("mode", ["nearest", "linear", "linear-ac", "area", "bicubic", "bicubic-ac"])
 def test_interpolate(shape, kw, mode):
     kw = dict(kw)
-    if mode.startswith("linear"):
-        kw["align_corners"] = mode == "linear-ac"
-        mode = LINEAR[len(shape)]
+    if mode.startswith(("linear", "bicubic")):
+        kw["align_corners"] = mode.endswith("-ac")
+        mode = LINEAR[len(shape)] if mode.startswith("linear") else "bicubic"
     if mode == "area" and "scale_factor" in kw and kw.get("recompute_scale_factor") is not True:
         return
     x = rand(*shape, dtype="float64", noncontig=True)
+    if mode == "bicubic" and len(shape) != 4:  # torch's NotImplementedError for 3-D and 5-D input
+        check_raises(lambda x, m: F(m).interpolate(x, mode=mode, **kw), x)
+        return
     check(lambda x, m: F(m).interpolate(x, mode=mode, **kw), x, grad=True)
     check(lambda x, m: F(m).interpolate(x, mode=mode, **kw), x.float(), grad=True)
 
 
 def test_interpolate_gradcheck():
     for mode, shape in [("nearest", (1, 2, 3, 4)), ("bilinear", (1, 2, 3, 4)), ("linear", (2, 2, 5)),
-                        ("trilinear", (1, 1, 2, 3, 3))]:
+                        ("trilinear", (1, 1, 2, 3, 3)), ("bicubic", (1, 2, 3, 4))]:
         e = to_ember(rand(*shape, dtype="float64")).requires_grad_()
         fn = lambda t: F(ember).interpolate(t, scale_factor=1.5, mode=mode)  # noqa: E731
         assert ember.autograd.gradcheck(fn, (e,))
@@ -268,6 +271,9 @@ def test_interpolate_errors_and_deprecated():
     check_raises(lambda x, m: F(m).interpolate(x, scale_factor=2, mode="linear"), x)
     check_raises(lambda x, m: F(m).interpolate(x, scale_factor=2, mode="trilinear"), x)
     check_raises(lambda x, m: F(m).interpolate(x[0, 0], scale_factor=2), x)
+    check_raises(lambda x, m: F(m).interpolate(x[0], scale_factor=2, mode="bicubic"), x)
+    check_raises(lambda x, m: F(m).interpolate(x, size=(0, 3), mode="bicubic"), x)
+    check_raises(lambda x, m: F(m).interpolate(x.int(), size=3, mode="bicubic"), x)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check(lambda x, m: F(m).upsample(x, scale_factor=2), x)
@@ -329,6 +335,8 @@ MODULES = [
     (lambda m: m.nn.Upsample(size=(5, 7), mode="bilinear"), (2, 3, 4, 5)),
     (lambda m: m.nn.Upsample(scale_factor=(1.5, 2, 2.5), mode="trilinear", align_corners=True), (1, 2, 3, 4, 5)),
     (lambda m: m.nn.Upsample(size=7, mode="linear"), (2, 3, 4)),
+    (lambda m: m.nn.Upsample(scale_factor=(1.5, 0.75), mode="bicubic"), (2, 3, 4, 8)),
+    (lambda m: m.nn.Upsample(size=(6, 3), mode="bicubic", align_corners=True), (2, 3, 4, 5)),
     (lambda m: m.nn.UpsamplingNearest2d(scale_factor=3), (2, 3, 4, 5)),
     (lambda m: m.nn.UpsamplingBilinear2d(size=(6, 9)), (2, 3, 4, 5)),
     (lambda m: m.nn.PixelShuffle(2), (2, 8, 3, 4)),
@@ -378,6 +386,12 @@ def test_backward_ops_bound_in_nn():
     want = torch.ops.aten.upsample_bilinear2d_backward(tg2, [8, 7], [2, 3, 6, 5], True)
     got = nn.upsample_linear_backward(to_ember(tg2), [2, 3, 6, 5], True)
     assert torch.allclose(torch.tensor(got.numpy()), want)
+    for ac, scales in [(True, [None, None]), (False, [1.6, 1.5])]:
+        want = torch.ops.aten.upsample_bicubic2d_backward(tg2, [8, 7], [2, 3, 6, 5], ac, *scales)
+        got = nn.upsample_bicubic_backward(to_ember(tg2), [2, 3, 6, 5], ac, *[s or 0 for s in scales])
+        assert torch.allclose(torch.tensor(got.numpy()), want)
+        want = torch._C._nn.upsample_bicubic2d(tx, [8, 7], ac, *scales)
+        assert torch.allclose(torch.tensor(nn.upsample_bicubic2d(x, [8, 7], ac, *scales).numpy()), want)
     # the max pools' gradient: torch's max_pool2d_with_indices_backward with the same indices
     y, idx = ember.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True, ceil_mode=True)
     ty, tidx = torch.nn.functional.max_pool2d(tx, 3, 2, 1, return_indices=True, ceil_mode=True)

@@ -279,10 +279,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             return [adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d][dim - 1](input, out)
         if mode == _LINEAR_MODE[input.dim()] and not antialias:
             return _nn.upsample_linear(input, out, align_corners, *s)
+        if mode == "bicubic" and input.dim() == 4 and not antialias:
+            return _nn.upsample_bicubic(input, out, align_corners, *s[:2])
         if mode in ("linear", "bilinear", "trilinear"):
             need = {"linear": 3, "bilinear": 4, "trilinear": 5}[mode]
             raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D input")
-        if mode in ("bicubic", "nearest-exact") or antialias:
+        if mode == "nearest-exact" or antialias:
             raise NotImplementedError(f"interpolate: mode '{mode}' is not implemented in Ember")
     raise NotImplementedError(
         "Input Error: Only 3D, 4D and 5D input Tensors supported"
