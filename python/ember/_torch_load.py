@@ -175,10 +175,18 @@ def _load_zip(f, relocate):
         return _Unpickler(zf.open(pkl[0]), load_storage).load()
 
 
+def _no_storage(*pid):
+    raise pickle.UnpicklingError('ember.load: a storage where plain data was expected')
+
+
 def _load_legacy(f, relocate):
     def header(what):
+        # The records around the object pickle are plain data: read them with
+        # the same restricted unpickler, refusing storages (never pickle.load).
         try:
-            return pickle.load(f)
+            return _Unpickler(f, _no_storage).load()
+        except pickle.UnpicklingError:
+            raise
         except Exception as e:
             raise RuntimeError(f'ember.load: legacy torch file: cannot read the {what}: {e}') from None
 

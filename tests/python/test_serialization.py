@@ -333,6 +333,15 @@ def test_malicious_pickles_are_refused(tmp_path):
         with pytest.raises(pickle.UnpicklingError):
             ember.load(tmp_path / f, weights_only=False)
     assert not os.path.exists(_Evil.marker)
+    # the records around the object pickle (magic number, protocol, system
+    # info, storage keys) go through the same unpickler
+    plain = [pickle.dumps(x, protocol=2) for x in (0x1950a86a20f9469cfc6c, 1001, {}, {'w': 1}, [])]
+    for k in (1, 2, 4):
+        records = plain[:k] + [pickle.dumps(_Evil(), protocol=2)] + plain[k + 1:]
+        (tmp_path / 'evil_header.pt').write_bytes(b''.join(records))
+        with pytest.raises(pickle.UnpicklingError, match='refusing to load the global posix.system'):
+            ember.load(tmp_path / 'evil_header.pt', weights_only=False)
+    assert not os.path.exists(_Evil.marker)
     # other globals torch files never need
     for mod, name in (('builtins', 'eval'), ('torch.nn', 'Linear'), ('builtins', 'getattr')):
         payload = b'\x80\x02c' + f'{mod}\n{name}\n'.encode() + b')R.'
