@@ -21,4 +21,5 @@
 #include "nnact.h"
 #include "autograd.h"
 #include "io.h"
+#include "profiler.h"
 #endif

@@ -62,7 +62,7 @@ def is_floating_point(input):
 
 # Subpackages load on first use (`ember.nn.Linear` without `import ember.nn`),
 # so that `import ember` stays fast.
-_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions')
+_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions', 'profiler')
 
 
 def __getattr__(name):

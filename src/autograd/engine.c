@@ -219,7 +219,10 @@ static em_status execute(em_node *n, const run *rn, graph *ready)
         if (st == EM_OK) {
             bool was = em_is_grad_enabled();
             em_set_grad_enabled(rn->create);
+            int64_t span = em_profiler_on() ? em_profile_begin(n->name, EM_PROFILE_BACKWARD, n->nout,
+                                                               (const em_tensor *const *)n->buf) : -1;
             st = n->apply(n, n->buf, gin);
+            em_profile_end(span);
             em_set_grad_enabled(was);
         }
     }

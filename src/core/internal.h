@@ -152,4 +152,17 @@ em_status em_check_sizes(int ndim, const int64_t *sizes, em_dtype dt, const char
 
 #define EM_UNUSED(x) ((void)(x))
 
+/* ---- profiler hooks (src/core/profiler.c; Note [Profiler cost]) ------- */
+extern bool em_profiling;
+static inline bool em_profiler_on(void) { return __builtin_expect(__atomic_load_n(&em_profiling, __ATOMIC_RELAXED), 0); }
+/* Opens a span (kind: enum em_profile_kind; in: the tensor inputs, for
+ * their shapes) and returns its id for em_profile_end; -1 when not recorded. */
+int64_t em_profile_begin(const char *name, int kind, int nin, const em_tensor *const *in);
+void em_profile_end(int64_t id);
+/* Charges an allocation (> 0) or a free (< 0) to the innermost open span. */
+void em_profile_memory(int64_t delta);
+/* An op's output allocated for it just before its span opened (its storage
+ * never written yet): moves that allocation from the enclosing span to span id. */
+void em_profile_claim_output(int64_t id, const em_tensor *out);
+
 #endif

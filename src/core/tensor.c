@@ -16,6 +16,7 @@ em_storage *em_storage_new(size_t nbytes, em_device dev)
         free(s);
         return em_error(EM_ERR_MEMORY, "out of memory: failed to allocate %zu bytes", nbytes);
     }
+    if (em_profiler_on()) em_profile_memory((int64_t)nbytes);
     s->refcount = 1;
     s->nbytes = nbytes;
     s->device = dev;
@@ -29,6 +30,7 @@ em_storage *em_storage_new(size_t nbytes, em_device dev)
 void em_storage_release(em_storage *s)
 {
     if (!s || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0) return;
+    if (em_profiler_on() && !s->external) em_profile_memory(-(int64_t)s->nbytes);
     if (s->deleter)
         s->deleter(s->deleter_ctx);
     else if (!s->external)

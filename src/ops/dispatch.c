@@ -45,6 +45,15 @@ static bool has_autograd(const em_call *c)
     return false;
 }
 
+/* The kernel, recorded by autograd when an input needs it. */
+static em_status run(const em_call *c, em_kernel k)
+{
+    if (em_autograd_stage && em_grad_mode() && has_autograd(c)) return em_autograd_stage(c, k);
+    em_status st = k(c);
+    if (st == EM_OK) em_bump_outputs(c);
+    return st;
+}
+
 em_status em_dispatch(const em_call *c)
 {
     const em_tensor *first = c->nout && c->out[0] ? c->out[0] : c->in[0]; /* outputs may be optional */
@@ -65,9 +74,11 @@ em_status em_dispatch(const em_call *c)
             return em_fail(EM_ERR_RUNTIME, "Inplace update to inference tensor outside InferenceMode is not allowed."
                            "You can make a clone to get a normal tensor before doing inplace update.See "
                            "https://github.com/pytorch/rfcs/pull/17 for more details.");
-    if (em_autograd_stage && em_grad_mode() && has_autograd(c)) return em_autograd_stage(c, k);
-    em_status st = k(c);
-    if (st == EM_OK) em_bump_outputs(c);
+    if (!em_profiler_on()) return run(c, k);
+    int64_t span = em_profile_begin(em_ops[c->op].name, EM_PROFILE_OP, c->nin, c->in);
+    for (int j = 0; j < c->nout; j++) em_profile_claim_output(span, c->out[j]);
+    em_status st = run(c, k);
+    em_profile_end(span);
     return st;
 }
 

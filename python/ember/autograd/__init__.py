@@ -76,3 +76,10 @@ def _register_post_accumulate_grad_hook(tensor, hook):
     """Tensor.register_post_accumulate_grad_hook: hook(tensor), called after
     backward accumulated into the leaf's .grad."""
     return TensorHookHandle(tensor, _C._register_post_accumulate_grad_hook(tensor, hook))
+
+
+def __getattr__(name):
+    if name == 'profiler':  # loaded on first use, as ember.profiler
+        import importlib
+        return importlib.import_module('.profiler', __name__)
+    raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")
