@@ -22,4 +22,5 @@
 #include "autograd.h"
 #include "io.h"
 #include "profiler.h"
+#include "autocast.h"
 #endif

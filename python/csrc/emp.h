@@ -241,6 +241,7 @@ extern PyMethodDef emp_optim_functions[], emp_optim_nn[];
 extern PyMethodDef emp_nnact_functions[], emp_nnact_methods[], emp_nnact_nn[];
 extern PyMethodDef emp_serialize_functions[];
 extern PyMethodDef emp_profiler_functions[];
+extern PyMethodDef emp_autocast_functions[];
 extern PyMethodDef emp_nn_linear_nn[]; /* ember._C._nn.linear (bind_nn_linear.c) */
 extern const char *const emp_pointwise_hidden[]; /* table ops Python does not see under their C name */
 extern const char *const emp_function_only[];    /* ops PyTorch has no Tensor method for (nn.functional's) */

@@ -219,6 +219,7 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&nn_functions, emp_nnact_nn);
     emp_table_add_all(&functions, emp_serialize_functions);
     emp_table_add_all(&functions, emp_profiler_functions);
+    emp_table_add_all(&functions, emp_autocast_functions);
     emp_table_add_all(&nn_functions, emp_nn_linear_nn);
 
     PyObject *m = PyModule_Create(&module_def);

@@ -62,11 +62,14 @@ def is_floating_point(input):
 
 # Subpackages load on first use (`ember.nn.Linear` without `import ember.nn`),
 # so that `import ember` stays fast.
-_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions', 'profiler')
+_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions', 'profiler', 'amp', 'cpu')
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module('.' + name, __name__)
+    if name == 'autocast':
+        from .amp import autocast
+        return autocast
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

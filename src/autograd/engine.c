@@ -2,6 +2,7 @@
  * dependency order, running each node's formula and accumulating gradients
  * into the leaves' .grad (or returning them, for em_autograd_grad). */
 #include "autograd.h"
+#include "../ops/autocast.h"
 #include "ember/ember.h"
 #include <stdlib.h>
 
@@ -221,7 +222,9 @@ static em_status execute(em_node *n, const run *rn, graph *ready)
             em_set_grad_enabled(rn->create);
             int64_t span = em_profiler_on() ? em_profile_begin(n->name, EM_PROFILE_BACKWARD, n->nout,
                                                                (const em_tensor *const *)n->buf) : -1;
+            em_autocast_pause();
             st = n->apply(n, n->buf, gin);
+            em_autocast_resume();
             em_profile_end(span);
             em_set_grad_enabled(was);
         }

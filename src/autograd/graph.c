@@ -77,12 +77,15 @@ static void free_hooks(em_hook *h)
     }
 }
 
+/* A node that saved no tensor can run again after a backward without
+ * retain_graph (PyTorch's rule: only freed saved values stop it). */
 void em_node_release_saved(em_node *n)
 {
-    for (int i = 0; i < n->nin; i++) em_release(n->in[i].t), n->in[i].t = NULL;
-    for (int k = 0; k < n->nout_cap; k++) em_release(n->out[k].t), n->out[k].t = NULL;
+    bool saved = n->fn_ctx != NULL;
+    for (int i = 0; i < n->nin; i++) saved |= n->in[i].t != NULL, em_release(n->in[i].t), n->in[i].t = NULL;
+    for (int k = 0; k < n->nout_cap; k++) saved |= n->out[k].t != NULL, em_release(n->out[k].t), n->out[k].t = NULL;
     if (n->fn_ctx) em_function_ctx_release_saved(n->fn_ctx);
-    n->released = true;
+    n->released |= saved;
 }
 
 void em_node_release(em_node *n)
@@ -181,7 +184,10 @@ static void free_meta(void *p)
     free(m);
 }
 
-static const em_autograd_hooks hooks = {.free_meta = free_meta, .record_view = em_record_view};
+static bool is_grad_leaf(const em_tensor *t) { return em_requires_grad(t) && em_is_leaf(t); }
+
+static const em_autograd_hooks hooks = {.free_meta = free_meta, .record_view = em_record_view,
+                                        .is_grad_leaf = is_grad_leaf};
 extern em_status (*em_autograd_stage)(const em_call *c, em_kernel k);
 em_status em_autograd_run(const em_call *c, em_kernel k); /* record.c */
 

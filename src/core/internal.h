@@ -100,6 +100,7 @@ size_t em_cpu_cached_bytes(void);
 typedef struct em_autograd_hooks {
     void (*free_meta)(void *meta);
     em_status (*record_view)(const em_tensor *base, em_tensor *view);
+    bool (*is_grad_leaf)(const em_tensor *t); /* a leaf that requires grad (a weight) */
 } em_autograd_hooks;
 extern const em_autograd_hooks *em_autograd;
 /* Thread-local modes (src/core/grad_mode.c): em_grad_mode() is whether ops

@@ -2,6 +2,7 @@
  * argument checks and messages, output shapes, and the dispatch of the two
  * ops, convolution and convolution_weight_grad (kernels in src/cpu/conv.c).
  * The batched/unbatched and padding='same' forms are in conv_forms.c. */
+#include "../ops/autocast.h"
 #include "../ops/dispatch.h"
 #include "conv_params.h"
 #include <limits.h>
@@ -275,6 +276,10 @@ em_tensor *em_convolution(const em_tensor *input, const em_tensor *weight, const
 {
     em_conv_params p;
     if (nd < 1 || nd > 3) return em_error(EM_ERR_VALUE, "convolution: expected 1 to 3 spatial dims, got %d", nd);
+    /* PyTorch 1.13's CPU autocast lowers convolutions and runs transposed ones in float32 */
+    EM_AUTOCAST(transposed ? EM_AUTOCAST_FP32 : EM_AUTOCAST_LOWER,
+                em_convolution(input, weight, bias, nd, stride, padding, dilation, transposed, output_padding, groups),
+                &input, &weight, &bias);
     if (make_params(&p, nd, stride, padding, dilation, transposed, transposed ? output_padding : NULL, groups))
         return NULL;
     /* a regular convolution ignores output_padding (as PyTorch) */

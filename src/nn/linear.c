@@ -4,11 +4,12 @@
 
 #include <string.h>
 
-#include "../core/internal.h"
+#include "../ops/autocast.h"
 
 em_tensor *em_linear(const em_tensor *input, const em_tensor *weight, const em_tensor *bias)
 {
     if (!input || !weight) return em_fail(EM_ERR_VALUE, "linear: input and weight must not be NULL"), NULL;
+    EM_AUTOCAST(EM_AUTOCAST_LOWER, em_linear(input, weight, bias), &input, &weight, &bias);
     /* (..., in) folded to (rows, in), as PyTorch does for a contiguous input:
      * one GEMM per pass, and the weight's gradient one GEMM instead of a
      * batch of them summed afterwards */

@@ -2,6 +2,7 @@
  * binary cross entropies. Operands are broadcast, converted to the compute
  * dtype and made contiguous (recorded ops), then one kernel computes and
  * reduces the losses (src/cpu/loss.c); formulas_loss.c differentiates. */
+#include "../ops/autocast.h"
 #include "loss_common.h"
 #include <math.h>
 
@@ -41,6 +42,9 @@ typedef struct loss_spec {
 static em_tensor *pointwise_loss(const loss_spec *s, const em_tensor *const *ins, int nin, em_reduction r,
                                  double param)
 {
+    const em_tensor *amp[EM_AUTOCAST_MAX] = {0};
+    memcpy(amp, ins, (size_t)nin * sizeof *ins);
+    EM_AUTOCAST(EM_AUTOCAST_FP32, pointwise_loss(s, amp, nin, r, param), &amp[0], &amp[1], &amp[2], &amp[3]);
     const char *name = em_ops[s->op].name;
     for (int k = 0; k < 2; k++)
         if (!ins[k]) return em_error(EM_ERR_VALUE, "%s: %s is NULL", name, k ? "target" : "input");

@@ -3,6 +3,7 @@
  * Shapes as PyTorch's nll_loss_nd: input (C), (N, C) or (N, C, d1..dk),
  * target (), (N) or (N, d1..dk); the kernels see input [N][C][S] and
  * target [N][S] contiguous in the compute dtype. */
+#include "../ops/autocast.h"
 #include "loss_common.h"
 
 typedef struct class_shape {
@@ -81,6 +82,7 @@ static void class_params(em_call *c, const class_shape *cs, em_reduction r, int6
 static em_tensor *class_forward(em_op op, const char *kernel, const em_tensor *x, const em_tensor *t,
                                 const em_tensor *w, em_reduction r, int64_t ignore_index)
 {
+    EM_AUTOCAST(EM_AUTOCAST_FP32, class_forward(op, kernel, x, t, w, r, ignore_index), &x, &t, &w);
     class_shape cs;
     if (check_class(em_ops[op].name, kernel, x, t, w, r, &cs)) return NULL;
     bool fused = op == EM_OP_cross_entropy;

@@ -2,6 +2,7 @@
  * (em_ctc_loss_raw: per-sample NLL and log alpha) and its backward op, and
  * em_ctc_loss, which adds the unbatched form, zero_infinity and the
  * reduction as recorded ops on the per-sample losses. */
+#include "../ops/autocast.h"
 #include "loss_common.h"
 #include <math.h>
 
@@ -117,6 +118,8 @@ em_tensor *em_ctc_loss(const em_tensor *log_probs, const em_tensor *targets, con
                        const em_tensor *target_lengths, int64_t blank, em_reduction reduction, bool zero_infinity)
 {
     if (!log_probs || !targets) return em_error(EM_ERR_VALUE, "ctc_loss: a tensor argument is NULL");
+    EM_AUTOCAST(EM_AUTOCAST_FP32, em_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                                              zero_infinity), &log_probs);
     if (em_loss_check_reduction(reduction, "ctc_loss")) return NULL;
     bool unbatched = log_probs->ndim == 2;
     if (log_probs->ndim != 2 && log_probs->ndim != 3)

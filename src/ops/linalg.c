@@ -2,6 +2,7 @@
  * checks with PyTorch's messages, result shapes and dtypes, out= and in-place
  * handling, and matmul's cases by dimension. Every product reaches one kernel
  * contract (Note [GEMM call] in src/cpu/linalg.c) through run_product(). */
+#include "autocast.h"
 #include "dispatch.h"
 
 enum { MODE_NEW, MODE_OUT, MODE_INPLACE };
@@ -195,6 +196,7 @@ em_status em_vdot_out(em_tensor *out, const em_tensor *a, const em_tensor *b) { 
                          double alpha)                                                                   \
     {                                                                                                    \
         if (!input) return em_error(EM_ERR_VALUE, #name ": input is NULL");                               \
+        EM_AUTOCAST(EM_AUTOCAST_LOWER, em_##name(input, a, b, beta, alpha), &input, &a, &b);              \
         return impl(MODE_NEW, EM_OP_##name, NULL, input, a, b, beta, alpha);                             \
     }                                                                                                    \
     em_status em_##name##_(em_tensor *self, const em_tensor *a, const em_tensor *b, double beta, double alpha) \
@@ -279,7 +281,11 @@ static em_tensor *addmm_impl(int mode, em_op op, em_tensor *out, const em_tensor
     return dst;
 }
 
-em_tensor *em_mm(const em_tensor *a, const em_tensor *b) { return addmm_impl(MODE_NEW, EM_OP_mm, NULL, NULL, a, b, 0, 1); }
+em_tensor *em_mm(const em_tensor *a, const em_tensor *b)
+{
+    EM_AUTOCAST(EM_AUTOCAST_LOWER, em_mm(a, b), &a, &b);
+    return addmm_impl(MODE_NEW, EM_OP_mm, NULL, NULL, a, b, 0, 1);
+}
 em_status em_mm_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
     return finish_out(out, addmm_impl(MODE_OUT, EM_OP_mm, out, NULL, a, b, 0, 1));
@@ -327,7 +333,11 @@ static em_tensor *batched_impl(int mode, em_op op, em_tensor *out, const em_tens
     return dst;
 }
 
-em_tensor *em_bmm(const em_tensor *a, const em_tensor *b) { return batched_impl(MODE_NEW, EM_OP_bmm, NULL, NULL, a, b, 0, 1); }
+em_tensor *em_bmm(const em_tensor *a, const em_tensor *b)
+{
+    EM_AUTOCAST(EM_AUTOCAST_LOWER, em_bmm(a, b), &a, &b);
+    return batched_impl(MODE_NEW, EM_OP_bmm, NULL, NULL, a, b, 0, 1);
+}
 em_status em_bmm_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
     return finish_out(out, batched_impl(MODE_OUT, EM_OP_bmm, out, NULL, a, b, 0, 1));
@@ -404,7 +414,11 @@ static em_tensor *matmul_impl(int mode, em_tensor *out, const em_tensor *a, cons
     return dst;
 }
 
-em_tensor *em_matmul(const em_tensor *a, const em_tensor *b) { return matmul_impl(MODE_NEW, NULL, a, b); }
+em_tensor *em_matmul(const em_tensor *a, const em_tensor *b)
+{
+    EM_AUTOCAST(EM_AUTOCAST_LOWER, em_matmul(a, b), &a, &b);
+    return matmul_impl(MODE_NEW, NULL, a, b);
+}
 em_status em_matmul_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
 {
     return finish_out(out, matmul_impl(MODE_OUT, out, a, b));

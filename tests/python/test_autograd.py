@@ -695,3 +695,19 @@ def test_backward_releases_the_gil():
         stop.set()
         t.join()
     assert took > 0.1 and ran[0] > 0.05, (took, ran[0])  # 0.2-0.4 s
+
+
+def test_second_backward_through_nodes_that_saved_nothing():
+    # PyTorch frees saved values, not nodes: a cast, an add of a number and a
+    # sum save no tensor, so a second backward through them works; x * x
+    # saved x, so it raises
+    for lib in (ember, torch):
+        x = lib.ones(3, requires_grad=True)
+        y = (x.double() + 1).sum()
+        y.backward()
+        y.backward()
+        assert x.grad.tolist() == [2.0, 2.0, 2.0]
+        z = (x * x).sum()
+        z.backward()
+        with pytest.raises(RuntimeError, match='second time'):
+            z.backward()
