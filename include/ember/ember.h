@@ -20,5 +20,6 @@
 #include "optim.h"
 #include "nnact.h"
 #include "autograd.h"
+#include "autograd_hooks.h"
 #include "io.h"
 #endif
