@@ -208,3 +208,35 @@ def test_variable(m):
         Variable([1, 2])
     v.sum().backward()
     assert v.grad.tolist() == [1.0, 1.0]
+
+
+@both
+def test_once_differentiable(m):
+    from importlib import import_module
+    once_differentiable = import_module(m.__name__ + '.autograd.function').once_differentiable
+
+    class Cube(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 3 * x * x * g
+
+    x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+    y = Cube.apply(x).sum()
+    g, = m.autograd.grad(y, x, create_graph=True)
+    assert g.tolist() == [3.0, 12.0] and not g.requires_grad  # nothing it got required grad
+    w = m.ones((), dtype=m.float64, requires_grad=True)
+    g, = m.autograd.grad(y, x, w, create_graph=True)
+    assert g.tolist() == [3.0, 12.0] and g.requires_grad
+    with pytest.raises(RuntimeError, match='trying to differentiate twice a function that was marked with '
+                                           '@once_differentiable'):
+        g.sum().backward()
+    x.grad = None
+    Cube.apply(x).sum().backward()  # a plain backward is unaffected
+    assert x.grad.tolist() == [3.0, 12.0]
