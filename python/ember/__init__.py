@@ -60,6 +60,20 @@ def is_floating_point(input):
     return input.is_floating_point()
 
 
+def is_anomaly_enabled():
+    return _C._is_anomaly_enabled()
+
+
+def is_anomaly_check_nan_enabled():
+    return _C._is_anomaly_check_nan_enabled()
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Anomaly mode on or off (ember.autograd.detect_anomaly's switch)."""
+    from .autograd import anomaly_mode
+    anomaly_mode.set_anomaly_enabled(enabled, check_nan)
+
+
 # Subpackages load on first use (`ember.nn.Linear` without `import ember.nn`),
 # so that `import ember` stays fast.
 _LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions')

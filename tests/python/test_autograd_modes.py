@@ -240,3 +240,14 @@ def test_once_differentiable(m):
     x.grad = None
     Cube.apply(x).sum().backward()  # a plain backward is unaffected
     assert x.grad.tolist() == [3.0, 12.0]
+
+
+@both
+def test_top_level_anomaly_switches(m):
+    assert not m.is_anomaly_enabled() and m.is_anomaly_check_nan_enabled()
+    m.set_anomaly_enabled(True, check_nan=False)
+    try:
+        assert m.is_anomaly_enabled() and not m.is_anomaly_check_nan_enabled()
+    finally:
+        m.set_anomaly_enabled(False)
+    assert not m.is_anomaly_enabled() and m.is_anomaly_check_nan_enabled()
