@@ -343,3 +343,34 @@ def test_parameters_vector_round_trip():
     ember.nn.utils.vector_to_parameters(ve * 2, e.parameters())
     torch.nn.utils.vector_to_parameters(vt * 2, t.parameters())
     assert_same(e.weight.detach(), t.weight.detach())
+
+
+def test_parametrization_with_a_sequence_of_originals_and_buffers():
+    t, e = square_pair()
+    for m, mod in ((torch, t), (ember, e)):
+        class Split(m.nn.Module):
+            def forward(self, a, b):
+                return a + b
+
+            def right_inverse(self, w):
+                return w * 0.25, w * 0.75
+        m.nn.utils.parametrize.register_parametrization(mod, 'weight', Split())
+        plist = mod.parametrizations.weight
+        assert not plist.is_tensor and plist.ntensors == 2
+        assert isinstance(plist.original0, m.nn.Parameter) and isinstance(plist.original1, m.nn.Parameter)
+        mod.register_buffer('buf', m.ones(3, dtype=m.float64))
+        m.nn.utils.parametrize.register_parametrization(mod, 'buf', scaler(m, 2.0))
+        assert 'original' in dict(mod.parametrizations.buf.named_buffers())
+        with pytest.raises(ValueError, match='Cannot leave unparametrized'):
+            m.nn.utils.parametrize.remove_parametrizations(mod, 'weight', leave_parametrized=False)
+    assert sorted(e.state_dict()) == sorted(t.state_dict())
+    assert_same(e.weight.detach(), t.weight.detach())
+    assert_same(e.buf, t.buf)
+    x = torch.rand(2, 3, dtype=torch.float64)
+    t(x).sum().backward()
+    e(to_ember(x)).sum().backward()
+    assert_same(e.parametrizations.weight.original1.grad, t.parametrizations.weight.original1.grad)
+    for m, mod in ((torch, t), (ember, e)):
+        m.nn.utils.parametrize.remove_parametrizations(mod, 'weight')
+        assert isinstance(mod.weight, m.nn.Parameter)
+    assert_same(e.weight.detach(), t.weight.detach())

@@ -257,8 +257,7 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
         if not leave_parametrized:
             raise ValueError('Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized '
                              'in terms of a sequence of tensors.')
-        with ember.no_grad():
-            t = getattr(module, tensor_name)
+        t = getattr(module, tensor_name)  # in grad mode: requires_grad tells whether any original did
         original = Parameter(t.detach(), t.requires_grad) if t.requires_grad else t.detach()
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
