@@ -164,3 +164,20 @@ def test_independent_input_gives_zeros():
 def test_forward_mode_not_implemented():
     with pytest.raises(NotImplementedError):
         ember.autograd.functional.jacobian(lambda x: x, ember.ones(2), strategy='forward-mode', vectorize=True)
+
+
+def test_hessian_create_graph_third_derivative():
+    grads = []
+    for m in (torch, ember):
+        x = m.tensor([0.5, 1.5], dtype=m.float64, requires_grad=True)
+        h = m.autograd.functional.hessian(lambda x: (x ** 4).sum() + x.prod().sin(), x, create_graph=True)
+        assert h.requires_grad
+        h.sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[1] == pytest.approx(grads[0], rel=1e-10)
+
+
+def test_grad_is_grads_batched_not_implemented():
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match='is_grads_batched'):
+        ember.autograd.grad(x * 2, x, ember.ones(3, 2), is_grads_batched=True)
