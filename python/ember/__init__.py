@@ -40,6 +40,20 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
 
 
+def is_anomaly_enabled():
+    return _C._is_anomaly_enabled()
+
+
+def is_anomaly_check_nan_enabled():
+    return _C._is_anomaly_check_nan_enabled()
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Anomaly mode on or off (ember.autograd.detect_anomaly's switch)."""
+    from .autograd import anomaly_mode
+    anomaly_mode.set_anomaly_enabled(enabled, check_nan)
+
+
 def from_dlpack(ext_tensor):
     """A tensor sharing the memory of a DLPack producer or capsule (ember.utils.dlpack.from_dlpack)."""
     from .utils.dlpack import from_dlpack
@@ -58,20 +72,6 @@ def numel(input):
 
 def is_floating_point(input):
     return input.is_floating_point()
-
-
-def is_anomaly_enabled():
-    return _C._is_anomaly_enabled()
-
-
-def is_anomaly_check_nan_enabled():
-    return _C._is_anomaly_check_nan_enabled()
-
-
-def set_anomaly_enabled(enabled, check_nan=True):
-    """Anomaly mode on or off (ember.autograd.detect_anomaly's switch)."""
-    from .autograd import anomaly_mode
-    anomaly_mode.set_anomaly_enabled(enabled, check_nan)
 
 
 # Subpackages load on first use (`ember.nn.Linear` without `import ember.nn`),
