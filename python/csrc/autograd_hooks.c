@@ -102,7 +102,8 @@ static em_tensor *saved_unpack(void *handle)
 {
     PyGILState_STATE gil = PyGILState_Ensure();
     em_tensor *r = NULL;
-    PyObject *res = PyObject_CallOneArg(PyTuple_GET_ITEM((PyObject *)handle, 0), PyTuple_GET_ITEM((PyObject *)handle, 1));
+    PyObject *unpack_hook = PyTuple_GET_ITEM((PyObject *)handle, 0), *packed = PyTuple_GET_ITEM((PyObject *)handle, 1);
+    PyObject *res = PyObject_CallOneArg(unpack_hook, packed);
     if (!res)
         fail_from_hook();
     else if (!emp_is_tensor(res))

@@ -210,9 +210,84 @@ def test_spectral_norm_hook_errors():
             m.nn.utils.spectral_norm(m.nn.Linear(2, 2), n_power_iterations=0)
 
 
-def test_orthogonal_not_implemented():
-    with pytest.raises(NotImplementedError, match='orthogonal'):
-        ember.nn.utils.parametrizations.orthogonal(ember.nn.Linear(3, 3))
+def orthogonal_pair(shape, **kw):
+    """A module with weight `shape` under orthogonal(**kw) in both libraries,
+    from the same starting weight."""
+    torch.manual_seed(0)
+    w = torch.randn(*shape, dtype=torch.float64)
+    mods = []
+    for m in (torch, ember):
+        mod = m.nn.Module()
+        mod.weight = m.nn.Parameter(w.clone() if m is torch else to_ember(w))
+        m.nn.utils.parametrizations.orthogonal(mod, **kw)
+        mods.append(mod)
+    return mods
+
+
+def sgd_steps(t, e, steps=3, lr=0.1):
+    """A few steps of gradient descent on sum(weight * c) in both; compares
+    the gradients of the original on the way."""
+    c = torch.rand(*t.weight.shape, dtype=torch.float64)
+    for _ in range(steps):
+        for m, mod in ((torch, t), (ember, e)):
+            mod.parametrizations.weight.original.grad = None
+            (mod.weight * (c if m is torch else to_ember(c))).sum().backward()
+        assert_same(e.parametrizations.weight.original.grad, t.parametrizations.weight.original.grad, atol=1e-10,
+                    rtol=1e-8)
+        for mod in (t, e):
+            with (torch if mod is t else ember).no_grad():
+                mod.parametrizations.weight.original.sub_(lr * mod.parametrizations.weight.original.grad)
+
+
+@pytest.mark.parametrize('shape,kw', [((4, 4), {}), ((2, 3, 3), {}), ((5, 3), dict(use_trivialization=False)),
+                                      ((3, 5), dict(use_trivialization=False)),
+                                      ((4, 4), dict(orthogonal_map='householder', use_trivialization=False)),
+                                      ((4, 4), dict(orthogonal_map='householder')),
+                                      ((4, 4), dict(use_trivialization=False)),
+                                      ((5, 3), dict(orthogonal_map='matrix_exp', use_trivialization=False))])
+def test_orthogonal_matches_torch(shape, kw):
+    t, e = orthogonal_pair(shape, **kw)
+    assert type(e.parametrizations.weight[0]).__name__ == '_Orthogonal'
+    assert_same(e.parametrizations.weight.original.detach(), t.parametrizations.weight.original.detach(),
+                atol=1e-12, rtol=1e-10)
+    assert_same(e.weight.detach(), t.weight.detach(), atol=1e-12, rtol=1e-10)
+    sgd_steps(t, e)
+    assert_same(e.weight.detach(), t.weight.detach(), atol=1e-10, rtol=1e-8)
+    w = e.weight.detach()
+    gram = w.transpose(-2, -1) @ w if shape[-2] >= shape[-1] else w @ w.transpose(-2, -1)
+    assert ember.allclose(gram, ember.eye(min(shape[-2:]), dtype=ember.float64).expand_as(gram), atol=1e-12)
+
+
+@pytest.mark.parametrize('shape', [(5, 3), (3, 5)])
+def test_orthogonal_rectangular_with_trivialization(shape):
+    # the base is completed with random columns: compare the properties only
+    t, e = orthogonal_pair(shape)
+    w = e.weight.detach()
+    gram = w.transpose(0, 1) @ w if shape[0] > shape[1] else w @ w.transpose(0, 1)
+    assert_same(gram, torch.eye(min(shape), dtype=torch.float64), atol=1e-12)
+    assert_same(e.parametrizations.weight.original.detach(), t.parametrizations.weight.original.detach())
+    e.weight = to_ember(torch.linalg.qr(torch.randn(max(shape), min(shape), dtype=torch.float64))[0].T.contiguous()
+                        if shape[0] < shape[1] else
+                        torch.linalg.qr(torch.randn(*shape, dtype=torch.float64))[0])
+    x = e.weight.detach()
+    assert ember.allclose(x.transpose(0, 1) @ x if shape[0] > shape[1] else x @ x.transpose(0, 1),
+                          ember.eye(min(shape), dtype=ember.float64), atol=1e-12)
+
+
+def test_orthogonal_errors():
+    for m in (torch, ember):
+        with pytest.raises(ValueError, match='Expected a matrix or batch of matrices. Got a tensor of 1 dimensions.'):
+            m.nn.utils.parametrizations.orthogonal(m.nn.Linear(3, 3), name='bias')
+        with pytest.raises(ValueError, match='orthogonal_map has to be one of'):
+            m.nn.utils.parametrizations.orthogonal(m.nn.Linear(3, 3), orthogonal_map='qr')
+        mod = m.nn.utils.parametrizations.orthogonal(m.nn.Linear(3, 3), use_trivialization=False)
+        with pytest.raises(NotImplementedError, match='not possible to assign to the matrix exponential'):
+            mod.weight = m.eye(3)
+        mod = m.nn.utils.parametrizations.orthogonal(m.nn.Linear(3, 3))
+        with pytest.raises(ValueError, match='Expected a matrix or batch of matrices of shape'):
+            mod.weight = m.ones(2, 2)
+    with pytest.raises(NotImplementedError, match='Cayley map needs linalg.solve'):
+        ember.nn.utils.parametrizations.orthogonal(ember.nn.Linear(3, 3), orthogonal_map='cayley')
 
 
 def bn_pair(m, n):

@@ -1,10 +1,12 @@
 """Ready-made parametrizations (torch.nn.utils.parametrizations):
-spectral_norm and orthogonal, registered through nn.utils.parametrize."""
+spectral_norm and orthogonal (in _orthogonal.py), registered through
+nn.utils.parametrize."""
 import ember
 from ..functional import normalize
 from ..modules.module import Module
 from . import parametrize
 from .spectral_norm import _as_matrix, _default_dim
+from ._orthogonal import orthogonal
 
 __all__ = ['orthogonal', 'spectral_norm']
 
@@ -66,18 +68,3 @@ def spectral_norm(module, name='weight', n_power_iterations=1, eps=1e-12, dim=No
         dim = _default_dim(module)
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
-
-
-def orthogonal(module, name='weight', orthogonal_map=None, *, use_trivialization=True):
-    """Not implemented: its maps need matrix_exp, QR or Householder
-    products, which Ember's linalg does not have yet."""
-    weight = getattr(module, name, None)
-    if not isinstance(weight, ember.Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
-    if weight.ndim < 2:
-        raise ValueError(f'Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.')
-    if orthogonal_map not in (None, 'matrix_exp', 'cayley', 'householder'):
-        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
-                         f'Got: {orthogonal_map}')
-    raise NotImplementedError('ember.nn.utils.parametrizations.orthogonal is not implemented: it needs '
-                              'linalg.matrix_exp, linalg.qr and linalg.householder_product')

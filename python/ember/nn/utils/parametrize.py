@@ -73,7 +73,12 @@ class ParametrizationList(ModuleList):
         self.unsafe = unsafe
         original_shape, original_dtype = original.shape, original.dtype
         with ember.no_grad():
-            new = _right_inverse(self, original)
+            new = original
+            for module in reversed(list(self)):
+                try:  # a right_inverse that cannot invert is taken for the identity here
+                    new = module.right_inverse(new) if hasattr(module, 'right_inverse') else new
+                except NotImplementedError:
+                    pass
         self.is_tensor = isinstance(new, ember.Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
