@@ -695,3 +695,15 @@ def test_backward_releases_the_gil():
         stop.set()
         t.join()
     assert took > 0.1 and ran[0] > 0.05, (took, ran[0])  # 0.2-0.4 s
+
+
+@pytest.mark.parametrize('view', [lambda x: x[:0], lambda x: x[4:], lambda x: x[:, 2:2], lambda x: x[:0][:, :0]],
+                         ids=['head', 'past_end', 'empty_cols', 'empty_of_empty'])
+def test_empty_views_backward(view):
+    """The gradient through an empty view of a non-empty tensor is zeros (it
+    used to fail restriding the gradient onto the base)."""
+    def run(m):
+        x = leaf(m, X)
+        m.cat([view(x).reshape(-1), x.reshape(-1)]).pow(2).sum().backward()
+        return x.grad
+    on_both(run)
