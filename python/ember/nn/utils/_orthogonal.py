@@ -6,9 +6,9 @@ as PyTorch 1.13's.
 Ember's linalg has no LAPACK factorizations yet, so the maps are written here
 with Ember ops: the exponential by scaling and squaring of a Taylor series
 (differentiable by the engine like any composite), the Householder product
-as rank-1 updates, and the QR it needs at registration (no gradient) as
-Householder QR in the layout of LAPACK's geqrf. The Cayley map needs a linear
-solve and raises NotImplementedError."""
+as rank-1 updates, the Cayley map's solve by Gauss-Jordan elimination, and
+the QR needed at registration (no gradient) as Householder QR in the layout
+of LAPACK's geqrf."""
 import math
 
 import ember
@@ -41,6 +41,20 @@ def _matrix_exp(a):
     for _ in range(s):
         e = e @ e
     return e
+
+
+def _cayley(a):
+    """(I - a/2)^-1 (I + a/2) for skew-symmetric a, by Gauss-Jordan
+    elimination without pivoting: I - a/2 has the identity as its symmetric
+    part (positive definite), so no pivot is ever small."""
+    n = a.size(-1)
+    eye = _eye_like(a, n, n)
+    aug = ember.cat([eye - a / 2, (eye + a / 2).expand(*a.shape)], dim=-1)  # (..., n, 2n)
+    for j in range(n):
+        pivot = aug[..., j:j + 1, :] / aug[..., j:j + 1, j:j + 1]
+        aug = aug - aug[..., :, j:j + 1] * pivot  # clears column j, row j included
+        aug = ember.cat([aug[..., :j, :], pivot, aug[..., j + 1:, :]], dim=-2)
+    return aug[..., :, n:]
 
 
 def _householder_product(a, tau):
@@ -113,23 +127,20 @@ class _Orthogonal(Module):
         if transposed:
             x = _mT(x)
             n, k = k, n
-        if self.orthogonal_map == 'matrix_exp':
+        if self.orthogonal_map in ('matrix_exp', 'cayley'):
             x = x.tril()
             if n != k:  # embed the tall matrix in a square one
                 x = ember.cat([x, x.new_zeros(n, n - k).expand(*x.shape[:-2], n, n - k)], dim=-1)
-            q = _matrix_exp(x - _mT(x))  # the exponential of a skew-symmetric matrix
+            a = x - _mT(x)  # skew-symmetric: both maps take it to an orthogonal matrix
+            q = _matrix_exp(a) if self.orthogonal_map == 'matrix_exp' else _cayley(a)
             if n != k:
                 q = q[..., :k]
-        elif self.orthogonal_map == 'householder':
+        else:
             a = x.tril(-1)
             tau = 2.0 / (1.0 + (a * a).sum(dim=-2))
             q = _householder_product(a, tau)
             # x's diagonal holds +-1 signs: used, not differentiated
             q = q * x.detach().diagonal(dim1=-2, dim2=-1).to(ember.int32).unsqueeze(-2)
-        else:
-            raise NotImplementedError('ember.nn.utils.parametrizations.orthogonal: the Cayley map needs '
-                                      'linalg.solve, which Ember does not have yet; use orthogonal_map="matrix_exp" '
-                                      'or "householder"')
         if hasattr(self, 'base'):
             q = self.base @ q
         return _mT(q) if transposed else q
@@ -170,8 +181,8 @@ class _Orthogonal(Module):
 def orthogonal(module, name='weight', orthogonal_map=None, *, use_trivialization=True):
     """Registers an orthogonal parametrization on module.<name> (a matrix or a
     batch of them); orthogonal_map 'matrix_exp' (default for square
-    matrices), 'householder' (default otherwise) or 'cayley' (not in Ember
-    yet). Returns the module."""
+    matrices), 'householder' (default otherwise) or 'cayley'. Returns the
+    module."""
     from . import parametrize
     weight = getattr(module, name, None)
     if not isinstance(weight, ember.Tensor):
@@ -183,9 +194,6 @@ def orthogonal(module, name='weight', orthogonal_map=None, *, use_trivialization
     if orthogonal_map not in _MAPS:
         raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
                          f'Got: {orthogonal_map}')
-    if orthogonal_map == 'cayley':
-        raise NotImplementedError('ember.nn.utils.parametrizations.orthogonal: the Cayley map needs linalg.solve, '
-                                  'which Ember does not have yet; use orthogonal_map="matrix_exp" or "householder"')
     orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
