@@ -20,6 +20,7 @@
 #include "optim.h"
 #include "nnact.h"
 #include "autograd.h"
+#include "autograd_hooks.h"
 #include "io.h"
 #include "profiler.h"
 #include "autocast.h"

@@ -357,5 +357,5 @@ int emp_autograd_init(PyObject *m)
 {
     if (!(live_nodes = PyDict_New()) || !(node_types = PyDict_New())) return -1;
     if (PyType_Ready(&EmpNode_Type) || PyModule_AddObjectRef(m, "Node", (PyObject *)&EmpNode_Type)) return -1;
-    return emp_function_init(m);
+    return emp_function_init(m) || emp_autograd_hooks_init(m) ? -1 : 0;
 }

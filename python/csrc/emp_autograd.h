@@ -30,6 +30,7 @@ void emp_node_forget(em_node *n, PyObject *obj);
     } while (0)
 
 int emp_function_init(PyObject *module);
+int emp_autograd_hooks_init(PyObject *module); /* autograd_hooks.c */
 extern PyMethodDef emp_function_functions[];
 
 #endif

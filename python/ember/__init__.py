@@ -40,6 +40,20 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
 
 
+def is_anomaly_enabled():
+    return _C._is_anomaly_enabled()
+
+
+def is_anomaly_check_nan_enabled():
+    return _C._is_anomaly_check_nan_enabled()
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Anomaly mode on or off (ember.autograd.detect_anomaly's switch)."""
+    from .autograd import anomaly_mode
+    anomaly_mode.set_anomaly_enabled(enabled, check_nan)
+
+
 def from_dlpack(ext_tensor):
     """A tensor sharing the memory of a DLPack producer or capsule (ember.utils.dlpack.from_dlpack)."""
     from .utils.dlpack import from_dlpack

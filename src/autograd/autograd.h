@@ -5,6 +5,7 @@
 
 #include "../ops/dispatch.h"
 #include "ember/autograd.h"
+#include "ember/autograd_hooks.h"
 #include <stdio.h>
 
 #define EM_NODE_MAX_IN (EM_CALL_MAX_IN)
@@ -39,9 +40,11 @@ typedef struct em_edge {
 
 /* What a formula reads: the forward call's params, its inputs as they were,
  * its outputs (both only when saved, see em_formula.saves). */
+typedef struct em_packed em_packed;
 typedef struct em_saved {
     em_tensor *t;
     uint64_t version;
+    em_packed *packed; /* saved through saved-tensor hooks (saved.c): t is NULL until unpacked */
 } em_saved;
 
 typedef struct em_geometry {
@@ -97,6 +100,7 @@ struct em_node {
     em_tensor *leaf;         /* AccumulateGrad: the leaf (strong) */
     em_function_ctx *fn_ctx; /* custom functions: their ctx (owned) */
     em_view_geom *view;      /* view nodes only, else NULL */
+    void *anomaly;           /* anomaly mode: where the node was made (anomaly.c), else NULL */
     em_call call;            /* the forward call's op, dtype and params (tensor pointers cleared) */
 };
 
@@ -237,6 +241,23 @@ em_status em_rebase_view(em_tensor *v, em_node *n, int k);
  * through a view of it (the root's history may come to hold the node:
  * a cycle). A new reference, NULL on error. */
 em_tensor *em_saved_ref(const em_tensor *t);
+
+/* ---- anomaly mode (anomaly.c) --------------------------------------------- */
+/* Keeps the front end's record of where n is made, when anomaly mode is on. */
+void em_anomaly_record(em_node *n);
+void em_anomaly_free(em_node *n);
+/* After n's formula ran with status st and input gradients grads[n->nin]:
+ * in anomaly mode, a NaN gradient fails, and a failure is reported. */
+em_status em_anomaly_check(const em_node *n, em_status st, em_tensor *const *grads);
+
+/* ---- saved-tensor hooks (saved.c) ----------------------------------------- */
+/* After s->t is set (and its version taken): hands it to this thread's pack
+ * hook, when one is set. */
+em_status em_saved_pack(em_saved *s);
+/* A packed save's tensor, unpacked on first use (borrowed; NULL with an error). */
+const em_tensor *em_saved_unpack_packed(em_saved *s);
+/* Drops what s holds (the tensor, the packed handle); whether it held anything. */
+bool em_saved_release(em_saved *s);
 
 /* Sums g over broadcast dims down to `geom`'s shape and casts it to its dtype.
  * Consumes g; returns a new reference. */

@@ -227,6 +227,7 @@ static em_status execute(em_node *n, const run *rn, graph *ready)
             em_autocast_resume();
             em_profile_end(span);
             em_set_grad_enabled(was);
+            if (em_is_anomaly_enabled()) st = em_anomaly_check(n, st, gin);
         }
     }
     for (int k = 0; k < n->nout; k++) em_release(n->buf[k]), n->buf[k] = NULL;

@@ -96,19 +96,26 @@ em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_s
         vs[d] = 1;
     }
     if (!g) return NULL;
+    bool empty = false; /* either side empty: nothing moves, the result is zeros shaped like `to` */
+    for (int d = 0; d < to->ndim; d++) empty |= to->sizes[d] == 0;
+    for (int d = 0; d < nd; d++) empty |= vs[d] == 0;
+    if (empty) {
+        em_tensor *r = em_zeros(to->ndim, to->sizes, (em_dtype)g->dtype);
+        em_release(g);
+        return r;
+    }
     /* the storage span both geometries reach */
     int64_t lo = to->offset < from->offset ? to->offset : from->offset, hi;
     int64_t bend = to->offset, vend = from->offset;
-    bool empty = false;
-    for (int d = 0; d < to->ndim; d++) bend += (to->sizes[d] - 1) * to->strides[d], empty |= to->sizes[d] == 0;
-    for (int d = 0; d < nd; d++) vend += (vs[d] - 1) * vt[d], empty |= vs[d] == 0;
+    for (int d = 0; d < to->ndim; d++) bend += (to->sizes[d] - 1) * to->strides[d];
+    for (int d = 0; d < nd; d++) vend += (vs[d] - 1) * vt[d];
     hi = bend > vend ? bend : vend;
-    int64_t len = empty ? 0 : hi - lo + 1;
+    int64_t len = hi - lo + 1;
     em_tensor *z = em_zeros(1, &len, (em_dtype)g->dtype);
     em_status st = z ? EM_OK : em_error_code();
     /* scattering through put (a recorded op) also serves create_graph, with
      * one node instead of copy_'s CopySlices and view nodes */
-    if (st == EM_OK && !empty) {
+    if (st == EM_OK) {
         if (recording || em_geometry_overlaps(nd, vs, vt)) {
             em_tensor *idx = offsets(nd, vs, vt, from->offset - lo), *fi = idx ? em_reshape(idx, 1, &(int64_t){-1}) : NULL;
             em_tensor *fg = fi ? em_reshape(g, 1, &(int64_t){-1}) : NULL;
@@ -122,7 +129,7 @@ em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_s
     }
     em_tensor *r = NULL;
     if (st == EM_OK) {
-        em_tensor *bv = em_as_strided(z, to->ndim, to->sizes, to->strides, empty ? 0 : to->offset - lo);
+        em_tensor *bv = em_as_strided(z, to->ndim, to->sizes, to->strides, to->offset - lo);
         r = bv ? em_contiguous(bv) : NULL;
         em_release(bv);
     }

@@ -56,7 +56,7 @@ static void clear_forward_state(em_function_ctx *ctx)
 
 void em_function_ctx_release_saved(em_function_ctx *ctx)
 {
-    for (int i = 0; i < ctx->nsaved; i++) em_release(ctx->saved[i].t), ctx->saved[i].t = NULL;
+    for (int i = 0; i < ctx->nsaved; i++) em_saved_release(&ctx->saved[i]);
 }
 
 void em_function_ctx_free(em_function_ctx *ctx)
@@ -284,6 +284,8 @@ static em_status pack_saved(em_function_ctx *ctx, int nout, em_tensor *const *ou
         ctx->saved[i].t = ctx->out_nr[i] >= 0 ? em_detach(t) : em_saved_ref(t);
         if (!ctx->saved[i].t) return em_error_code();
         ctx->saved[i].version = em_version(t);
+        em_status st = em_saved_pack(&ctx->saved[i]);
+        if (st) return st;
     }
     return EM_OK;
 }

@@ -28,6 +28,7 @@ em_node *em_node_new(const char *name, em_backward_fn fn, int nin, int nout, boo
     for (int i = 0; i < nin; i++) n->in_geom[i].ndim = 0, n->in_geom[i].dtype = 0;
     for (int k = 0; k < nout; k++) n->out_geom[k].ndim = 0, n->out_geom[k].dtype = 0;
     if (view) n->view = (em_view_geom *)p;
+    if (fn) em_anomaly_record(n); /* (not AccumulateGrad: no formula to fail) */
     return n;
 }
 
@@ -82,8 +83,8 @@ static void free_hooks(em_hook *h)
 void em_node_release_saved(em_node *n)
 {
     bool saved = n->fn_ctx != NULL;
-    for (int i = 0; i < n->nin; i++) saved |= n->in[i].t != NULL, em_release(n->in[i].t), n->in[i].t = NULL;
-    for (int k = 0; k < n->nout_cap; k++) saved |= n->out[k].t != NULL, em_release(n->out[k].t), n->out[k].t = NULL;
+    for (int i = 0; i < n->nin; i++) saved |= em_saved_release(&n->in[i]);
+    for (int k = 0; k < n->nout_cap; k++) saved |= em_saved_release(&n->out[k]);
     if (n->fn_ctx) em_function_ctx_release_saved(n->fn_ctx);
     n->released |= saved;
 }
@@ -99,6 +100,7 @@ void em_node_release(em_node *n)
         if (__atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) != 0) continue;
         em_node_release_saved(m);
         if (m->fn_ctx) em_function_ctx_free(m->fn_ctx);
+        if (m->anomaly) em_anomaly_free(m);
         for (int k = 0; k < m->nout_cap; k++) free_hooks(m->hooks[k]), em_release(m->buf[k]);
         if (m->leaf) {
             em_meta *lm = em_meta_get(m->leaf);
@@ -121,12 +123,13 @@ bool em_node_needs_grad(const em_node *n, int i) { return i < n->nin && n->next[
 
 const em_tensor *em_saved_unpack(const em_node *n, const em_saved *s, const char *what)
 {
-    if (n->released || !s->t)
+    if (n->released || !(s->t || s->packed))
         return em_error(EM_ERR_RUNTIME, "Trying to backward through the graph a second time (or directly access "
                         "saved tensors after they have already been freed). Saved intermediate values of the graph "
                         "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you "
                         "need to backward through the graph a second time or if you need to access saved tensors "
                         "after calling backward.");
+    if (s->packed) return em_saved_unpack_packed((em_saved *)s); /* the node's own cache of it */
     uint64_t v = em_version(s->t);
     if (v != s->version)
         return em_error(EM_ERR_RUNTIME, "one of the variables needed for gradient computation has been modified by "

@@ -148,7 +148,7 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
         if ((st = em_check_savable(in))) break;
         n->in[i].t = written ? em_clone(in) : em_saved_ref(in);
         if (!n->in[i].t) st = em_error_code();
-        else n->in[i].version = em_version(n->in[i].t);
+        else n->in[i].version = em_version(n->in[i].t), st = em_saved_pack(&n->in[i]);
     }
     if (st == EM_OK) st = run_kernel(c, k);
     if (st == EM_OK) em_bump_outputs(c);
@@ -165,6 +165,7 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
                 break;
             }
             n->out[j].version = em_version(out);
+            if ((st = em_saved_pack(&n->out[j]))) break;
         }
     }
     em_node_release(n); /* the outputs hold it */

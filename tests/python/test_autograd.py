@@ -711,3 +711,15 @@ def test_second_backward_through_nodes_that_saved_nothing():
         z.backward()
         with pytest.raises(RuntimeError, match='second time'):
             z.backward()
+
+
+@pytest.mark.parametrize('view', [lambda x: x[:0], lambda x: x[4:], lambda x: x[:, 2:2], lambda x: x[:0][:, :0]],
+                         ids=['head', 'past_end', 'empty_cols', 'empty_of_empty'])
+def test_empty_views_backward(view):
+    """The gradient through an empty view of a non-empty tensor is zeros (it
+    used to fail restriding the gradient onto the base)."""
+    def run(m):
+        x = leaf(m, X)
+        m.cat([view(x).reshape(-1), x.reshape(-1)]).pow(2).sum().backward()
+        return x.grad
+    on_both(run)

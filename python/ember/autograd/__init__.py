@@ -7,9 +7,13 @@ from .grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from .function import Function, FunctionCtx
 from .gradcheck import gradcheck, gradgradcheck
 from ._hooks import TensorHookHandle
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .variable import Variable
+from . import functional, graph, anomaly_mode  # noqa: F401
 
 __all__ = ['backward', 'grad', 'Function', 'FunctionCtx', 'gradcheck', 'gradgradcheck', 'no_grad', 'enable_grad',
-           'set_grad_enabled', 'inference_mode']
+           'set_grad_enabled', 'inference_mode', 'detect_anomaly', 'set_detect_anomaly', 'Variable', 'functional',
+           'graph']
 
 
 def _as_tuple(tensors):

@@ -66,3 +66,48 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args):
         return _C._function_apply(cls, args)
+
+
+class _DelayedError(Function):
+    """Identity on its inputs whose backward raises `message` (what
+    once_differentiable puts after a backward run with create_graph)."""
+
+    @staticmethod
+    def forward(ctx, message, *inputs):
+        ctx.message = message
+        return tuple(x.clone() for x in inputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(ctx.message)
+
+
+def once_differentiable(fn):
+    """Decorates a Function's backward that is not itself differentiable:
+    it runs without recording, and differentiating its result (a double
+    backward) raises a RuntimeError instead of giving a wrong zero."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with _no_grad():
+            outputs = fn(ctx, *args)
+        if not _C.is_grad_enabled() or not any(isinstance(a, _C.TensorBase) and a.requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outputs = (outputs,) if single else outputs
+        tensors = [i for i, o in enumerate(outputs) if o is not None]
+        marked = _DelayedError.apply('trying to differentiate twice a function that was marked with '
+                                     '@once_differentiable',
+                                     *(outputs[i].detach().requires_grad_() for i in tensors))
+        marked = marked if isinstance(marked, tuple) else (marked,)
+        result = list(outputs)
+        for i, m in zip(tensors, marked):
+            result[i] = m
+        return result[0] if single else tuple(result)
+    return wrapper
+
+
+def _no_grad():
+    from .grad_mode import no_grad
+    return no_grad()

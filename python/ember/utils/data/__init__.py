@@ -8,9 +8,10 @@ from .sampler import (Sampler, SequentialSampler, RandomSampler, SubsetRandomSam
 from ._collate import default_collate, default_convert
 from ._worker import get_worker_info
 from .dataloader import DataLoader
+from .distributed import DistributedSampler
 from . import datasets
 
 __all__ = ['Dataset', 'IterableDataset', 'TensorDataset', 'ConcatDataset', 'ChainDataset', 'Subset',
            'random_split', 'Sampler', 'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler',
            'WeightedRandomSampler', 'BatchSampler', 'default_collate', 'default_convert', 'get_worker_info',
-           'DataLoader']
+           'DataLoader', 'DistributedSampler']

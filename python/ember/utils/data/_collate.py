@@ -70,7 +70,8 @@ def default_collate(batch):
             raise TypeError(_err.format(elem.dtype))
         return default_collate([ember.as_tensor(b) for b in batch])
     if _is_numpy(elem) and type(elem).__name__ not in ('str_', 'bytes_') and hasattr(elem, 'dtype'):
-        return ember.as_tensor(batch)  # NumPy scalars
+        import numpy  # (already imported: elem is one of its scalars)
+        return ember.as_tensor(numpy.asarray(batch))  # NumPy scalars, keeping their dtype
     if isinstance(elem, float):
         return ember.tensor(batch, dtype=ember.float64)
     if isinstance(elem, int):

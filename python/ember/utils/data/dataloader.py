@@ -42,6 +42,7 @@ from multiprocessing.connection import wait
 import ember
 import ember.multiprocessing  # noqa: F401 (tensors in worker arguments go by shared memory)
 from . import _worker
+from ._worker import get_worker_info  # noqa: F401 (torch.utils.data.dataloader exposes it)
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
