@@ -7,6 +7,7 @@ import collections.abc
 import numbers
 
 from .. import _C
+from .._functions import isclose, promote_types
 from .._tensor import Tensor
 
 # (rtol, atol) per dtype; other dtypes (integers, bool) compare exactly.
@@ -59,7 +60,7 @@ def _compare_scalars(actual, expected, rtol, atol, equal_nan, check_dtype):
     rtol, atol = _tolerances([_C.float64] if isinstance(actual, float) or isinstance(expected, float)
                              else [_C.int64], rtol, atol)
     a, b = _C.tensor(actual, dtype=_C.float64), _C.tensor(expected, dtype=_C.float64)
-    if _C.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan).item():
+    if isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan).item():
         return
     abs_diff = abs(actual - expected)
     rel_diff = float('inf') if expected == 0 else abs_diff / abs(expected)
@@ -87,12 +88,12 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_dtype, check
                         f"{expected.stride()}.")
     rtol, atol = _tolerances([actual.dtype, expected.dtype], rtol, atol)
     if actual.dtype != expected.dtype:
-        common = _C.promote_types(actual.dtype, expected.dtype)
+        common = promote_types(actual.dtype, expected.dtype)
         actual, expected = actual.to(common), expected.to(common)
     # compare in the widest dtype of the category (bool counts as integral)
     wide = _C.float64 if actual.is_floating_point() else _C.int64
     actual, expected = actual.detach().to(wide), expected.detach().to(wide)
-    matches = _C.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    matches = isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if builtins.bool(matches.all()):
         return
     equality = rtol == 0 and atol == 0
