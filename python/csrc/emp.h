@@ -232,6 +232,7 @@ extern PyMethodDef emp_interop_functions[], emp_array_export_functions[], emp_ar
 extern PyMethodDef emp_dlpack_functions[];
 extern PyMethodDef emp_shared_memory_functions[], emp_shared_memory_methods[];
 extern PyBufferProcs emp_tensor_as_buffer;
+extern PyMethodDef emp_inplace_view_methods[];
 extern PyMethodDef emp_reduce_functions[], emp_reduce_methods[], emp_scan_functions[], emp_scan_methods[];
 extern PyMethodDef emp_sort_functions[], emp_sort_methods[], emp_linalg_functions[], emp_linalg_methods[];
 /* The nn and optim families: ember.<name> functions (where torch has them at the top
