@@ -60,9 +60,9 @@ BACKENDS = ('cudnn', 'cuda', 'mkldnn', 'opt_einsum', 'mkl', 'mps', 'openmp')
 LEFTOVERS = {'PRIVATE_OPS', 'TYPE_CHECKING', 'USE_GLOBAL_DEPS', 'USE_RTLD_GLOBAL_WITH_LIBTORCH', 'attr', 'name',
              'obj', 'candidate', 'classproperty', 'lru_cache'}
 
-_QUANT = re.compile(r'quantiz|^q_|qint|quint|qscheme|fake_quant|fbgemm|per_channel|per_tensor|int_repr|'
+_QUANT = re.compile(r'quantiz|^q_|qint|quint|qscheme|qparams|fake_quant|fbgemm|per_channel|per_tensor|int_repr|'
                     r'^dequantize|^ScriptModule|^Q[A-Z].*Storage$')
-_SPARSE = re.compile(r'sparse|^to_dense$|coalesce|^indices$|^values$|crow_indices|col_indices|row_indices|'
+_SPARSE = re.compile(r'sparse|^to_dense$|coalesce|^(indices|values)(_copy)?$|crow_indices|col_indices|row_indices|'
                      r'ccol_indices|^smm$|^hspmm$|^sspaddmm$|^spmm$|^dsmm$|^saddmm$|^nnz$|^dense_dim$|^sparse_dim$|^_nnz$')
 _NAMED = re.compile(r'^(names|rename|rename_|refine_names|align_to|align_as|align_tensors|has_names)$')
 _BACKEND_KERNELS = re.compile(r'^(cudnn_|miopen_|mkldnn_|native_|fbgemm_|to_mkldnn$|is_mkldnn$|'
@@ -70,7 +70,8 @@ _BACKEND_KERNELS = re.compile(r'^(cudnn_|miopen_|mkldnn_|native_|fbgemm_|to_mkld
 
 _TORCHSCRIPT = {'import_ir_module', 'import_ir_module_from_buffer', 'parse_ir', 'parse_schema', 'parse_type_comment',
                 'merge_type_from_type_comment', 'unify_type_list', 'fork', 'wait', 'JITException',
-                'read_vitals', 'set_vital', 'vitals_enabled'}
+                'read_vitals', 'set_vital', 'vitals_enabled', 'CONV_BN_FUSION', 'FUSE_ADD_RELU',
+                'HOIST_CONV_PACKED_PARAMS', 'INSERT_FOLD_PREPACK_OPS'}
 
 
 def _pybind(v):
@@ -94,6 +95,7 @@ OUT_OF_SCOPE = [
     ('quantized tensors and quantization', lambda n, v: bool(_QUANT.search(n))),
     ('sparse layouts', lambda n, v: bool(_SPARSE.search(n))),
     ('named tensors (a prototype in PyTorch)', lambda n, v: bool(_NAMED.match(n))),
+    ('nested tensors (a prototype in PyTorch)', lambda n, v: n in ('to_padded_tensor', 'nested_tensor')),
     ('backend-internal kernels exposed at the top level (cudnn_*, miopen_*, mkldnn_*, native_*, '
      'CUDA batch-norm pieces)', lambda n, v: bool(_BACKEND_KERNELS.match(n))),
     ("torch.backends' mechanism for settable module attributes (Ember's backends are plain modules)",
@@ -107,7 +109,7 @@ OUT_OF_SCOPE_NAMESPACES = [
     ('torch.package', "PyTorch's archive format for code plus weights"),
     ('torch.onnx', 'export to ONNX'),
     ('torch.sparse', 'sparse layouts (COO, CSR...)'),
-    ('named tensors', 'a prototype in PyTorch'),
+    ('named tensors, torch.nested', 'prototypes in PyTorch'),
     ('torch.backends.quantized, torch.backends.xnnpack', 'quantized and mobile engines'),
 ]
 

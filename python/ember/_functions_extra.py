@@ -8,13 +8,20 @@ from . import _C
 from ._tensor import Tensor
 
 # torch.<view>_copy(input, ...): the view, copied
-VIEW_COPIES = ('as_strided', 'detach', 'diagonal', 'expand', 'permute', 'select', 'narrow', 'split', 'squeeze',
+VIEW_COPIES = ('as_strided', 'detach', 'diagonal', 'expand', 'permute', 'select', 'narrow', 'slice', 'split', 'squeeze',
                't', 'transpose', 'unbind', 'unfold', 'unsqueeze', 'view', 'split_with_sizes', 'alias')
+
+
+def _slice(input, dim=0, start=None, end=None, step=1):
+    index = [builtins.slice(None)] * input.dim()
+    index[dim] = builtins.slice(start, end, step)
+    return input[tuple(index)]
 
 
 def _copy_of(view):
     def copy(input, *args, **kwargs):
-        out = input if view == 'alias' else getattr(input, view)(*args, **kwargs)
+        out = input if view == 'alias' else _slice(input, *args, **kwargs) if view == 'slice' else \
+            getattr(input, view)(*args, **kwargs)
         return tuple(o.clone() for o in out) if isinstance(out, (tuple, list)) else out.clone()
     copy.__name__ = view + '_copy'
     return copy
@@ -28,6 +35,12 @@ def _scatter_into(view):
     return scatter
 
 
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    out = input.clone()
+    out.as_strided(size, stride, out.storage_offset() if storage_offset is None else storage_offset).copy_(src)
+    return out
+
+
 def select_scatter(input, src, dim, index):
     return _scatter_into('select')(input, src, dim, index)
 
@@ -37,10 +50,8 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    index = [builtins.slice(None)] * input.dim()
-    index[dim] = builtins.slice(start, end, step)
     out = input.clone()
-    out[tuple(index)] = src
+    _slice(out, dim, start, end, step).copy_(src)
     return out
 
 
@@ -181,7 +192,7 @@ def type_as(input, other):
 
 
 FUNCTIONS = {f.__name__: f for f in (
-    select_scatter, diagonal_scatter, slice_scatter, conj, resolve_conj, resolve_neg, conj_physical, is_conj,
+    as_strided_scatter, select_scatter, diagonal_scatter, slice_scatter, conj, resolve_conj, resolve_neg, conj_physical, is_conj,
     is_neg, isreal, real, imag, sgn, adjoint, addr, ldexp, vander, empty_strided, fill, get_device)}
 FUNCTIONS['range'] = range_  # named range_ here: the builtin range stays usable in this module
 FUNCTIONS.update({v + '_copy': _copy_of(v) for v in VIEW_COPIES})
@@ -226,7 +237,8 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
 
 
 METHODS = dict(
-    select_scatter=select_scatter, diagonal_scatter=diagonal_scatter, slice_scatter=slice_scatter, conj=conj,
+    narrow_copy=lambda self, dim, start, length: self.narrow(dim, start, length).clone(),
+    as_strided_scatter=as_strided_scatter, select_scatter=select_scatter, diagonal_scatter=diagonal_scatter, slice_scatter=slice_scatter, conj=conj,
     resolve_conj=resolve_conj, resolve_neg=resolve_neg, conj_physical=conj_physical, is_conj=is_conj,
     is_neg=is_neg, isreal=isreal, sgn=sgn, adjoint=adjoint, addr=addr, ldexp=ldexp, sum_to_size=sum_to_size,
     fill_diagonal_=fill_diagonal_, get_device=get_device, type_as=type_as,
@@ -243,6 +255,13 @@ PROPERTIES = dict(real=property(real), imag=property(imag), mH=property(adjoint)
 
 
 def install(namespace):
+    from . import _functions_more, _tensor_extra
+    for name, fn in _functions_more.FUNCTIONS.items():
+        namespace.setdefault(name, fn)
+    for name, fn in _functions_more.METHODS.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
+    _tensor_extra.install()
     for name, fn in FUNCTIONS.items():
         namespace.setdefault(name, fn)
     for name, fn in METHODS.items():
@@ -251,5 +270,5 @@ def install(namespace):
     for name, prop in PROPERTIES.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, prop)
-    for name in ('clamp_min_', 'clamp_max_', 'as_strided_', 'resize_as_', 'detach_'):
+    for name in ('clamp_min_', 'clamp_max_', 'as_strided_', 'resize_as_', 'detach_', 'ldexp_', 'conj_physical_'):
         namespace.setdefault(name, METHODS[name])

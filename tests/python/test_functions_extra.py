@@ -11,7 +11,7 @@ from ember import _functions_extra
 from helpers import check, check_raises, rand
 
 VIEW_ARGS = {'as_strided': ((2, 2), (1, 2), 1), 'detach': (), 'diagonal': (), 'expand': ((2, 3, 4),),
-             'permute': ((1, 0),), 'select': (1, 2), 'narrow': (0, 1, 2), 'split': (2,), 'squeeze': (),
+             'permute': ((1, 0),), 'select': (1, 2), 'narrow': (0, 1, 2), 'slice': (1, 1, 4, 2), 'split': (2,), 'squeeze': (),
              't': (), 'transpose': (0, 1), 'unbind': (1,), 'unfold': (1, 2, 1), 'unsqueeze': (1,), 'view': ((12,),),
              'split_with_sizes': ([1, 2],), 'alias': ()}
 
@@ -123,3 +123,105 @@ def test_detach_():
     assert x.detach_() is x and not x.requires_grad
     with pytest.raises(RuntimeError, match='detach_'):
         (ember.ones(2, requires_grad=True) * 2).detach_()
+
+
+# ---- ember/_functions_more.py ----
+@pytest.mark.parametrize('name', ['hann_window', 'hamming_window', 'blackman_window', 'bartlett_window'])
+@pytest.mark.parametrize('length', [0, 1, 2, 5, 8])
+def test_windows(name, length):
+    check(lambda m: (getattr(m, name)(length), getattr(m, name)(length, False),
+                     getattr(m, name)(length, dtype=m.float64)))
+    check_raises(lambda m: getattr(m, name)(4, dtype=m.int64))
+
+
+def test_angle_renorm_norms():
+    x = rand(4, 5, seed=13)
+    check(lambda m: m.angle(m.tensor([-1., 0., 2., float('nan')])))
+    check(lambda m: m.angle(m.tensor([-3, 0, 2])))
+    check(lambda t, m: (m.renorm(t, 2, 0, 1.), t.renorm(1, 1, 0.5)), x, grad=True)
+    check(lambda t, m: t.clone().renorm_(3, -1, 0.2), x)
+    check_raises(lambda t, m: m.renorm(t[0], 2, 0, 1.), x)
+    check(lambda t, m: (m.norm_except_dim(t, 2, 1), m.norm_except_dim(t, 3, 0), m.norm_except_dim(t, 2, -1),
+                        m.norm_except_dim(t[0], 2, 0)), x, grad=True)
+    check(lambda t, m: (m.frobenius_norm(t, (0, 1)), m.frobenius_norm(t, (1,), True)), x, grad=True)
+
+
+@pytest.mark.parametrize('interpolation', ['linear', 'lower', 'higher', 'midpoint', 'nearest'])
+def test_quantile(interpolation):
+    x = rand(4, 6, seed=14)
+    y = x.clone()
+    y[0, 1] = float('nan')
+    for fn in ('quantile', 'nanquantile'):
+        check(lambda t, m: (getattr(m, fn)(t, 0.3, 1, interpolation=interpolation),
+                            getattr(t, fn)(m.tensor([0.1, 0.5, 1.0]), 0, True, interpolation=interpolation),
+                            getattr(m, fn)(t, 0.25, interpolation=interpolation)), x)
+        check(lambda t, m: getattr(m, fn)(t, 0.5, 1, interpolation=interpolation), y)
+    check(lambda t, m: m.quantile(t, 0.4, 0), x, grad=interpolation == 'linear')
+    check_raises(lambda t, m: m.quantile(t, 1.5), x)
+    check_raises(lambda t, m: m.quantile(t.long(), 0.5), x)
+
+
+def test_top_level_losses_take_integer_reductions():
+    x, y = rand(3, 5, seed=15), rand(3, 5, seed=16)
+    sign = torch.tensor([1., -1., 1.])
+    for r in (0, 1, 2):
+        check(lambda a, b, m: m.kl_div(a.log_softmax(1), b.softmax(1), r), x, y, grad=True)
+        check(lambda a, b, m: m.cosine_embedding_loss(a, b, m.tensor([1., -1., 1.]), 0.1, r), x, y, grad=True)
+        check(lambda a, b, m: m.hinge_embedding_loss(a, m.tensor([1., -1., 1., 1., -1.]), 0.5, r), x, y)
+        check(lambda a, b, m: m.margin_ranking_loss(a[0], b[0], m.ones(5), 0.1, r), x, y, grad=True)
+        check(lambda a, b, m: m.triplet_margin_loss(a, b, a * 2, 1.0, 2, 1e-6, False, r), x, y, grad=True)
+        check(lambda a, b, m: m.poisson_nll_loss(a, b.abs(), True, False, 1e-8, r), x, y, grad=True)
+    assert sign is not None
+    w = rand(2, 5, 5, seed=17)
+    check(lambda a, b, ww, m: m.bilinear(a, b, ww), x, y, w, grad=True)
+    check(lambda a, m: m.max_pool1d_with_indices(a.unsqueeze(0), 2), x)
+    check(lambda a, m: (m.matrix_power(a[:, :3], 3), a[:, :3].matrix_power(2)), x, grad=True)
+
+
+def test_process_facts():
+    assert ember.get_num_interop_threads() >= 1
+    ember.set_num_interop_threads(2)
+    assert ember.get_num_interop_threads() == 2
+    ember.init_num_threads()
+    assert not ember.is_distributed(ember.ones(1)) and not ember.is_vulkan_available()
+    assert ember.get_file_path('x').endswith('ember/x')
+    x = ember.arange(3.)
+    assert ember.from_dlpack(ember.to_dlpack(x)).tolist() == [0., 1., 2.]
+
+
+# ---- ember/_tensor_extra.py ----
+def test_legacy_new_and_python_callables():
+    x = ember.ones(2, dtype=ember.int32)
+    assert x.new(2, 3).shape == (2, 3) and x.new(2, 3).dtype == ember.int32
+    assert x.new([1, 2]).tolist() == [1, 2] and x.new().shape == (0,)
+    check(lambda t, m: t.clone().apply_(lambda v: v * v + 1), rand(3, 4, seed=18))
+    check(lambda t, m: t.clone().map_(t[0], lambda a, b: a - 2 * b), rand(3, 4, seed=19))
+    check(lambda t, m: t.clone().map2_(t, t[:, :1], lambda a, b, c: a * b + c), rand(3, 4, seed=20))
+
+
+def test_samplers():
+    ember.manual_seed(0)
+    c = ember.empty(20000).cauchy_(1.0, 2.0)
+    assert abs(c.median().item() - 1.0) < 0.1
+    assert abs((c - 1).abs().median().item() - 2.0) < 0.15  # the Cauchy's scale is its median |deviation|
+    ln = ember.empty(20000, dtype=ember.float64).log_normal_(0.5, 0.25).log()
+    assert abs(ln.mean().item() - 0.5) < 0.02 and abs(ln.std().item() - 0.25) < 0.02
+    g = ember.empty(20000).geometric_(0.25)
+    assert g.min().item() == 1 and abs(g.mean().item() - 4.0) < 0.15 and ember.equal(g, g.floor())
+    check_raises(lambda m: m.empty(3).geometric_(1.5))
+    check_raises(lambda m: m.empty(3).log_normal_(0, -1))
+
+
+def test_deprecated_and_device_methods():
+    x = rand(4, 5, seed=21)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        check(lambda t, m: (t.resize(20), t.resize(2, 10), t.resize_as(t.t()), t.volatile), x)
+        check_raises(lambda t, m: t.resize(3), x)
+    check_raises(lambda t, m: t.reinforce(1), x)
+    check_raises(lambda t, m: t.xpu(), x)
+    check(lambda t, m: (t.is_set_to(t), t.is_set_to(t.clone()), t.is_set_to(t.view(20)), t.is_pinned()), x)
+    with pytest.raises(RuntimeError, match='not compiled with CUDA'):
+        ember.ones(2).pin_memory()
+    check(lambda t, m: (m.as_strided_scatter(t, m.zeros(2, 2), (2, 2), (1, 2)), m.slice_copy(t, 1, 1, 4, 2),
+                        t.narrow_copy(1, 1, 2)), x)
