@@ -62,7 +62,7 @@ static PyObject *manual_seed(PyObject *m, PyObject *seed)
     unsigned long long s = PyLong_AsUnsignedLongLongMask(seed);
     if (PyErr_Occurred()) return NULL;
     em_manual_seed(s);
-    Py_RETURN_NONE;
+    return PyObject_GetAttrString(m, "default_generator"); /* as torch.manual_seed */
 }
 
 static PyObject *initial_seed(PyObject *m, PyObject *unused)

@@ -225,3 +225,22 @@ def test_deprecated_and_device_methods():
         ember.ones(2).pin_memory()
     check(lambda t, m: (m.as_strided_scatter(t, m.zeros(2, 2), (2, 2), (1, 2)), m.slice_copy(t, 1, 1, 4, 2),
                         t.narrow_copy(1, 1, 2)), x)
+
+
+@pytest.mark.parametrize('shape,perm', [((2, 3, 4, 5), None), ((2, 3, 4, 5), (0, 2, 3, 1)), ((2, 1, 4, 5), (0, 2, 3, 1)),
+                                        ((2, 3, 4), None), ((2, 3, 4, 5, 6), (0, 2, 3, 4, 1)),
+                                        ((2, 3, 4, 5, 6), None), ((1, 3, 1, 1), None)])
+def test_is_contiguous_memory_format(shape, perm):
+    def run(t, m):
+        if perm is not None:  # a tensor stored channels-last: NHWC-contiguous, viewed as NCHW
+            inverse = [perm.index(k) for k in range(len(perm))]
+            t = t.permute(*perm).contiguous().permute(*inverse)
+        return tuple(t.is_contiguous(memory_format=f) for f in (
+            m.contiguous_format, m.channels_last, m.channels_last_3d, m.preserve_format)) + (t.is_contiguous(),)
+    check(run, rand(*shape, seed=22))
+    check_raises(lambda t, m: t.is_contiguous(memory_format=3), rand(*shape, seed=22))
+
+
+def test_manual_seed_returns_the_default_generator():
+    assert ember.manual_seed(3) is ember.default_generator
+    assert ember.random.manual_seed(3) is ember.default_generator
