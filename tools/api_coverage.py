@@ -63,7 +63,7 @@ LEFTOVERS = {'PRIVATE_OPS', 'TYPE_CHECKING', 'USE_GLOBAL_DEPS', 'USE_RTLD_GLOBAL
 _QUANT = re.compile(r'quantiz|^q_|qint|quint|qscheme|qparams|fake_quant|fbgemm|per_channel|per_tensor|int_repr|'
                     r'^dequantize|^ScriptModule|^Q[A-Z].*Storage$')
 _SPARSE = re.compile(r'sparse|^to_dense$|coalesce|^(indices|values)(_copy)?$|crow_indices|col_indices|row_indices|'
-                     r'ccol_indices|^smm$|^hspmm$|^sspaddmm$|^spmm$|^dsmm$|^saddmm$|^nnz$|^dense_dim$|^sparse_dim$|^_nnz$')
+                     r'ccol_indices|^smm$|^hspmm$|^hsmm$|^sspaddmm$|^spmm$|^dsmm$|^saddmm$|^nnz$|^dense_dim$|^sparse_dim$|^_nnz$')
 _NAMED = re.compile(r'^(names|rename|rename_|refine_names|align_to|align_as|align_tensors|has_names)$')
 _BACKEND_KERNELS = re.compile(r'^(cudnn_|miopen_|mkldnn_|native_|fbgemm_|to_mkldnn$|is_mkldnn$|'
                               r'batch_norm_(elemt|gather|stats|update|backward)|quantized_|segment_reduce$)')

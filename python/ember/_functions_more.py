@@ -3,6 +3,7 @@ norm_except_dim, frobenius_norm, gradient, quantile), as compositions of Ember o
 ember._functions_extra.install. The top-level loss functions take PyTorch's integer reductions
 (0 none, 1 mean, 2 sum), as torch.kl_div and friends do."""
 import builtins
+import collections
 import math
 import os
 
@@ -10,6 +11,7 @@ from . import _C
 from ._tensor import Tensor
 
 _REDUCTIONS = ('none', 'mean', 'sum')
+_Frexp = collections.namedtuple('frexp', ['mantissa', 'exponent'])
 
 
 def _F():
@@ -185,6 +187,104 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', ou
     return _quantile('nanquantile', input, q, dim, keepdim, interpolation, True)
 
 
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-d convolution over time-batch-channel input (T, B, Cin) with weight (K, Cin, Cout)."""
+    if input.dim() != 3:
+        raise RuntimeError('Input must have 3 dims: time, batch, in_channel')
+    if weight.dim() != 3:
+        raise RuntimeError('Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.')
+    out = _F().conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """input with the slices of source along dim reduced ('prod', 'mean', 'amax', 'amin') into
+    the slices index names."""
+    if reduce not in ('prod', 'mean', 'amax', 'amin'):
+        raise RuntimeError(f'index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.')
+    dim = dim % builtins.max(input.dim(), 1)
+    shape = [1] * source.dim()
+    shape[dim] = -1
+    expanded = index.reshape(shape).expand_as(source)
+    return input.scatter_reduce(dim, expanded, source, reduce, include_self=include_self)
+
+
+def _gradient_along(f, d, h, edge_order):
+    """numpy.gradient along dim d: h is a number (uniform spacing) or a 1-d tensor of coordinates."""
+    n = f.shape[d]
+    if n < edge_order + 1:
+        raise RuntimeError('torch.gradient expected each dimension size to be at least edge_order+1')
+    take = f.narrow
+    shape = [1] * f.dim()
+    shape[d] = -1
+    if isinstance(h, Tensor):
+        x = h.to(f.dtype)
+        dx = x[1:] - x[:-1]
+        hl, hr = dx[:-1].reshape(shape), dx[1:].reshape(shape)
+        inner = (hl * hl * take(d, 2, n - 2) - hr * hr * take(d, 0, n - 2) + (hr * hr - hl * hl) *
+                 take(d, 1, n - 2)) / (hl * hr * (hl + hr))
+        if edge_order == 1:
+            first = (take(d, 1, 1) - take(d, 0, 1)) / dx[0]
+            last = (take(d, n - 1, 1) - take(d, n - 2, 1)) / dx[-1]
+        else:
+            d1, d2 = dx[0], dx[1]
+            first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * take(d, 0, 1) + (d1 + d2) / (d1 * d2) * take(d, 1, 1)
+                     - d1 / (d2 * (d1 + d2)) * take(d, 2, 1))
+            d1, d2 = dx[-2], dx[-1]
+            last = (d2 / (d1 * (d1 + d2)) * take(d, n - 3, 1) - (d2 + d1) / (d1 * d2) * take(d, n - 2, 1)
+                    + (2 * d2 + d1) / (d2 * (d1 + d2)) * take(d, n - 1, 1))
+    else:
+        inner = (take(d, 2, n - 2) - take(d, 0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first = (take(d, 1, 1) - take(d, 0, 1)) / h
+            last = (take(d, n - 1, 1) - take(d, n - 2, 1)) / h
+        else:
+            first = (-3 * take(d, 0, 1) + 4 * take(d, 1, 1) - take(d, 2, 1)) / (2 * h)
+            last = (3 * take(d, n - 1, 1) - 4 * take(d, n - 2, 1) + take(d, n - 3, 1)) / (2 * h)
+    return _C.cat([first, inner, last], d)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Central differences in the interior and one-sided ones (first or second order) at the edges
+    along each dim; spacing is a number, one number per dim, or one coordinate tensor per dim."""
+    if edge_order not in (1, 2):
+        raise RuntimeError(f'torch.gradient only supports edge_order=1 and edge_order=2. Got {edge_order}')
+    dims = list(builtins.range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [d % input.dim() for d in dims]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f'torch.gradient expected spacing to be unspecified, a scalar or its length to '
+                               f'match the number of dimensions of input, got {len(spacing)} and {len(dims)}')
+        steps = [s.item() if isinstance(s, Tensor) and s.dim() == 0 else s for s in spacing]
+    else:
+        steps = [spacing.item() if isinstance(spacing, Tensor) else spacing] * len(dims)
+    f = input if input.is_floating_point() else input.to(_C.get_default_dtype())
+    return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, steps))
+
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2**exponent and 0.5 <= |mantissa| < 1 (zeros, infinities
+    and nans: themselves and exponent 0)."""
+    if not input.is_floating_point():
+        raise RuntimeError('torch.frexp() only supports floating-point dtypes')
+    x = input.detach().to(_C.float64)
+    regular = _C.isfinite(x) & (x != 0)
+    safe = _C.where(regular, x, _C.ones_like(x))
+    e = _C.floor(_C.log2(_C.abs(safe))) + 1
+    half = _C.floor(-e / 2)
+    m = safe * _C.pow(2.0, half) * _C.pow(2.0, -e - half)  # in two steps: 2**-e alone may overflow
+    high, low = _C.abs(m) >= 1, _C.abs(m) < 0.5
+    m = _C.where(high, m / 2, _C.where(low, m * 2, m))
+    e = e + high.to(e.dtype) - low.to(e.dtype)
+    mantissa = _C.where(regular, m, x).to(input.dtype)
+    exponent = _C.where(regular, e, _C.zeros_like(e)).to(_C.int32)
+    return _Frexp(mantissa, exponent)
+
+
+def is_inference(input):
+    return input.is_inference_tensor
+
+
 def matrix_power(input, n):
     from . import linalg
     return linalg.matrix_power(input, n)
@@ -235,7 +335,11 @@ FUNCTIONS = {f.__name__: f for f in (
     poisson_nll_loss, bilinear, max_pool1d_with_indices, hann_window, hamming_window, blackman_window,
     bartlett_window, angle, renorm, norm_except_dim, frobenius_norm, quantile, nanquantile, matrix_power,
     get_num_interop_threads, set_num_interop_threads, init_num_threads, is_distributed, is_vulkan_available,
-    get_file_path, prepare_multiprocessing_environment, to_dlpack)}
+    get_file_path, prepare_multiprocessing_environment, to_dlpack, conv_tbc, index_reduce, gradient, frexp,
+    is_inference)}
 METHODS = dict(angle=angle, renorm=renorm, quantile=quantile, nanquantile=nanquantile, matrix_power=matrix_power,
-               is_distributed=is_distributed, renorm_=lambda self, p, dim, maxnorm:
+               is_distributed=is_distributed, index_reduce=index_reduce, frexp=frexp, is_inference=is_inference,
+               index_reduce_=lambda self, dim, index, source, reduce, *, include_self=True: self.copy_(
+                   index_reduce(self, dim, index, source, reduce, include_self=include_self)),
+               renorm_=lambda self, p, dim, maxnorm:
                self.copy_(renorm(self, p, dim, maxnorm)))

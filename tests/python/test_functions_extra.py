@@ -244,3 +244,50 @@ def test_is_contiguous_memory_format(shape, perm):
 def test_manual_seed_returns_the_default_generator():
     assert ember.manual_seed(3) is ember.default_generator
     assert ember.random.manual_seed(3) is ember.default_generator
+
+
+@pytest.mark.parametrize('reduce', ['prod', 'mean', 'amax', 'amin'])
+@pytest.mark.parametrize('include_self', [True, False])
+def test_index_reduce(reduce, include_self):
+    x, src = rand(3, 4, seed=23), rand(5, 4, seed=24)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # torch: index_reduce() is in beta
+        check(lambda a, s, m: m.index_reduce(a, 0, m.tensor([0, 2, 0, 1, 2]), s, reduce, include_self=include_self),
+              x, src)
+        check(lambda a, s, m: a.clone().index_reduce_(1, m.tensor([3, 0, 3]), s.t()[:3].t(), reduce,
+                                                      include_self=include_self), x, rand(3, 3, seed=25))
+    check_raises(lambda a, s, m: m.index_reduce(a, 0, m.tensor([0]), s[:1], 'sum'), x, src)
+
+
+@pytest.mark.parametrize('edge_order', [1, 2])
+def test_gradient(edge_order):
+    f = rand(5, 6, seed=26)
+    coords = torch.tensor([0., 0.5, 1.5, 2., 3.5, 4.])
+    for spacing in (1., 2.5, [1.5, 0.5]):
+        check(lambda t, m: m.gradient(t, spacing=spacing, edge_order=edge_order), f, grad=True)
+    check(lambda t, c, m: m.gradient(t, spacing=[c], dim=1, edge_order=edge_order), f, coords)
+    check(lambda t, m: m.gradient(t, dim=0, edge_order=edge_order), f)
+    check(lambda m: m.gradient(m.tensor([1, 4, 9, 16]), edge_order=edge_order))
+    check_raises(lambda t, m: m.gradient(t[:2], dim=0, edge_order=2), f)
+    check_raises(lambda t, m: m.gradient(t, spacing=[1., 2., 3.]), f)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64', 'float16', 'bfloat16'])
+def test_frexp(dtype):
+    values = [0., -0., 1., 8., -3.5, float('inf'), -float('inf'), float('nan'), -0.3, 0.75, 1000.]
+    if dtype in ('float32', 'float64'):
+        values += [1e-40, 2. ** -126, 0.99999994, 1e30]
+    if dtype == 'float64':
+        values += [1e-310, 5e-324, 1.7e308]
+    check(lambda m: tuple(m.frexp(m.tensor(values, dtype=getattr(m, dtype)))))
+    check(lambda m: tuple(m.tensor(values, dtype=getattr(m, dtype)).frexp()))
+    check_raises(lambda m: m.frexp(m.tensor([1, 2])))
+
+
+def test_conv_tbc_and_is_inference():
+    check(lambda i, w, b, m: m.conv_tbc(i, w, b, 1), rand(7, 2, 3, seed=27), rand(3, 3, 4, seed=28),
+          rand(4, seed=29), grad=True)
+    check_raises(lambda i, m: m.conv_tbc(i[0], i, i[0, 0]), rand(7, 2, 3, seed=27))
+    assert not ember.ones(2).is_inference() and not ember.is_inference(ember.ones(1))
+    with ember.inference_mode():
+        assert ember.ones(2).is_inference()
