@@ -27,14 +27,6 @@ def _copy_of(view):
     return copy
 
 
-def _scatter_into(view):
-    def scatter(input, src, *args, **kwargs):
-        out = input.clone()
-        getattr(out, view)(*args, **kwargs).copy_(src)
-        return out
-    return scatter
-
-
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     out = input.clone()
     out.as_strided(size, stride, out.storage_offset() if storage_offset is None else storage_offset).copy_(src)
@@ -42,11 +34,15 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 
 def select_scatter(input, src, dim, index):
-    return _scatter_into('select')(input, src, dim, index)
+    out = input.clone()
+    out.select(dim, index).copy_(src)
+    return out
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
-    return _scatter_into('diagonal')(input, src, offset, dim1, dim2)
+    out = input.clone()
+    out.diagonal(offset, dim1, dim2).copy_(src)
+    return out
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
@@ -126,23 +122,19 @@ def sum_to_size(input, *size):
 
 
 def fill_diagonal_(input, fill_value, wrap=False):
-    """Fills the main diagonal (all dims equal index) in place; tall matrices restart it every
-    ncols + 1 rows when wrap is set."""
+    """Fills the main diagonal (all indices equal) in place; with wrap, a tall matrix's diagonal
+    restarts every ncols + 1 rows (NumPy's fill_diagonal)."""
     if input.dim() < 2:
         raise RuntimeError('dimensions must larger than 1')
     if input.dim() > 2 and len(set(input.shape)) != 1:
         raise RuntimeError('all dimensions of input must be of equal length')
-    n = builtins.min(input.shape)
-    flat_index = sum(input.stride())
-    flat = input.as_strided((input.numel(),), (1,)) if input.is_contiguous() else None
-    if flat is None:
-        raise RuntimeError('fill_diagonal_ needs a contiguous tensor in Ember')
-    rows = input.shape[0]
-    if input.dim() == 2 and wrap and rows > input.shape[1] + 1:
-        count = (input.numel() + flat_index - 1) // flat_index
+    if input.dim() == 2 and wrap:
+        rows, cols = input.shape
+        flat = _C.arange(0, rows * cols, cols + 1, dtype=_C.int64)  # positions in row-major order
+        index = (flat // cols, flat % cols)
     else:
-        count = n
-    flat[_C.arange(count, dtype=_C.int64) * flat_index] = fill_value
+        index = (_C.arange(builtins.min(input.shape), dtype=_C.int64),) * input.dim()
+    input[index] = fill_value
     return input
 
 

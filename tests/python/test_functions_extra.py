@@ -72,6 +72,9 @@ def test_sum_to_size(size):
                                         ((3, 3, 3), False)])
 def test_fill_diagonal_(shape, wrap):
     check(lambda x, m: x.clone().fill_diagonal_(2.5, wrap), rand(*shape, seed=9))
+    check(lambda x, m: x.clone().transpose(0, 1).fill_diagonal_(-1., wrap), rand(*shape, seed=9))  # strided
+    if len(shape) == 2:
+        check(lambda x, m: x.clone()[1:].fill_diagonal_(-1., wrap), rand(*shape, seed=9))  # with an offset
     check_raises(lambda x, m: x.clone().fill_diagonal_(1), rand(2, 3, 4, seed=9))
 
 
