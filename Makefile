@@ -67,11 +67,13 @@ $(B)/python/csrc/%.o: python/csrc/%.c
 $(PYMOD): $(PYOBJ) $(B)/libember.a
 	$(CC) -shared -o $@ $(PYOBJ) $(B)/libember.a $(LDLIBS)
 
-# docs/ops.md is generated from the op table; `make test` checks it is current.
+# docs/ops.md is generated from the op table, docs/api_coverage.md by comparing
+# the Python package's names with torch's; `make test` checks both are current.
 $(B)/opdoc: tools/opdoc.c $(B)/libember.a
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libember.a $(LDLIBS)
 docs: $(B)/opdoc
 	$(B)/opdoc > docs/ops.md
+	PYTHONPATH=python $(PYTHON) tools/api_coverage.py
 
 $(B)/src/cpu/%.o: src/cpu/%.c
 	@mkdir -p $(@D)
@@ -148,7 +150,9 @@ CMAKEDIR   := $(LIBDIR)/cmake/Ember
 SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
             -e 's|@VERSION@|$(VERSION)|g' -e 's|@SOVERSION@|$(SOVERSION)|g' -e 's|@LIBS_PRIVATE@|$(LDLIBS)|g'
 install: $(B)/libember.so $(B)/libember.a
-	install -d $(DESTDIR)$(INCLUDEDIR)/ember/ops $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR)
+	install -d $(DESTDIR)$(INCLUDEDIR)/ember/ops $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(CMAKEDIR) \
+	    $(DESTDIR)$(PREFIX)/share/licenses/ember
+	install -m 644 LICENSE $(DESTDIR)$(PREFIX)/share/licenses/ember/LICENSE
 	install -m 644 include/ember/*.h include/ember/*.def $(DESTDIR)$(INCLUDEDIR)/ember/
 	install -m 644 include/ember/ops/*.def $(DESTDIR)$(INCLUDEDIR)/ember/ops/
 	install -m 644 $(B)/libember.a $(DESTDIR)$(LIBDIR)/libember.a
@@ -161,7 +165,7 @@ install: $(B)/libember.so $(B)/libember.a
 	@echo "installed Ember $(VERSION) under $(DESTDIR)$(PREFIX)"
 
 uninstall:
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/ember $(DESTDIR)$(CMAKEDIR)
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ember $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(PREFIX)/share/licenses/ember
 	rm -f $(DESTDIR)$(LIBDIR)/libember.a $(DESTDIR)$(LIBDIR)/libember.so \
 	      $(DESTDIR)$(LIBDIR)/libember.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libember.so.$(VERSION) \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/ember.pc

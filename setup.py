@@ -27,6 +27,8 @@ setup(
     name='ember',
     version='0.1.0',
     description="A deep learning library with a C core and PyTorch's API",
+    license='BSD-3-Clause',
+    license_files=['LICENSE'],
     package_dir={'': 'python'},
     packages=find_packages(where='python'),
     ext_modules=[Extension('ember._C', sources=[])],

@@ -128,6 +128,10 @@ em_tensor *em_view(const em_tensor *t, int ndim, const int64_t *sizes); /* one s
 em_tensor *em_reshape(const em_tensor *t, int ndim, const int64_t *sizes); /* view if possible */
 em_tensor *em_as_strided(const em_tensor *t, int ndim, const int64_t *sizes,
                          const int64_t *strides, int64_t storage_offset);
+/* Tensor.set_(src) and the in-place view ops: t takes src's storage, offset,
+ * sizes and strides (same dtype). Autograd is the caller's concern: the
+ * bindings refuse tensors that require grad. */
+em_status em_set_(em_tensor *t, const em_tensor *src);
 em_tensor *em_permute(const em_tensor *t, const int *dims);
 em_tensor *em_transpose(const em_tensor *t, int dim0, int dim1);
 em_tensor *em_t(const em_tensor *t);                     /* <= 2-d only */

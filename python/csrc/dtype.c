@@ -231,6 +231,31 @@ static PyObject *size_reduce(PyObject *self, PyObject *unused)
     return t ? Py_BuildValue("(O(N))", (PyObject *)Py_TYPE(self), t) : NULL;
 }
 
+/* Slicing, `size + tuple` and `size * n` give a Size, as in PyTorch (a
+ * plain tuple subclass would give tuples). */
+static PyObject *size_from_tuple(PyObject *t)
+{
+    if (!t || !PyTuple_Check(t)) return t;
+    PyObject *r = PyObject_CallOneArg((PyObject *)&EmpSize_Type, t);
+    Py_DECREF(t);
+    return r;
+}
+static PyObject *size_subscript(PyObject *self, PyObject *key)
+{
+    PyObject *r = PyTuple_Type.tp_as_mapping->mp_subscript(self, key);
+    return PySlice_Check(key) ? size_from_tuple(r) : r;
+}
+static PyObject *size_concat(PyObject *self, PyObject *other)
+{
+    return size_from_tuple(PyTuple_Type.tp_as_sequence->sq_concat(self, other));
+}
+static PyObject *size_repeat(PyObject *self, Py_ssize_t n)
+{
+    return size_from_tuple(PyTuple_Type.tp_as_sequence->sq_repeat(self, n));
+}
+static PyMappingMethods size_as_mapping = {.mp_subscript = size_subscript};
+static PySequenceMethods size_as_sequence;
+
 static PyMethodDef size_methods[] = {
     {"numel", size_numel, METH_NOARGS, "The number of elements of a tensor of this size."},
     {"__reduce__", size_reduce, METH_NOARGS, NULL},
@@ -241,6 +266,8 @@ PyTypeObject EmpSize_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ember.Size",
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_TUPLE_SUBCLASS,
     .tp_repr = size_repr,
+    .tp_as_mapping = &size_as_mapping,
+    .tp_as_sequence = &size_as_sequence,
     .tp_methods = size_methods,
     .tp_new = size_new,
 };
@@ -248,6 +275,10 @@ PyTypeObject EmpSize_Type = {
 int emp_dtype_init(PyObject *m)
 {
     EmpSize_Type.tp_base = &PyTuple_Type;
+    size_as_sequence = *PyTuple_Type.tp_as_sequence;
+    size_as_sequence.sq_concat = size_concat;
+    size_as_sequence.sq_repeat = size_repeat;
+    size_as_mapping.mp_length = PyTuple_Type.tp_as_mapping->mp_length;
     if (PyType_Ready(&EmpDtype_Type) || PyType_Ready(&EmpDevice_Type) || PyType_Ready(&EmpSize_Type)) return -1;
     if (PyModule_AddObjectRef(m, "dtype", (PyObject *)&EmpDtype_Type) ||
         PyModule_AddObjectRef(m, "device", (PyObject *)&EmpDevice_Type) ||

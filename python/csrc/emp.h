@@ -186,12 +186,17 @@ PyObject *emp_call(emp_parser *p, emp_impl impl, PyObject *self, PyObject *const
     }                                                                                               \
     static PyObject *emp_impl_##name(emp_args *a)
 
+/* The error of every call that needs a CUDA device this build lacks (the
+ * same text as ember.cuda's; PyTorch says "Torch not compiled with CUDA
+ * enabled"). */
+#define EMP_NO_CUDA "Ember not compiled with CUDA enabled: device cuda is not available in this build"
+
 /* Ember has no CUDA device in this build: a device= argument other than
  * the CPU is a RuntimeError. 0 or -1 (raised). */
 static inline int emp_check_cpu(emp_args *a, int k)
 {
     if (a->has[k] && a->dev[k].type != EM_CPU) {
-        PyErr_Format(PyExc_RuntimeError, "device cuda is not available in this build of Ember");
+        PyErr_SetString(PyExc_RuntimeError, EMP_NO_CUDA);
         return -1;
     }
     return 0;
@@ -227,6 +232,7 @@ extern PyMethodDef emp_interop_functions[], emp_array_export_functions[], emp_ar
 extern PyMethodDef emp_dlpack_functions[];
 extern PyMethodDef emp_shared_memory_functions[], emp_shared_memory_methods[];
 extern PyBufferProcs emp_tensor_as_buffer;
+extern PyMethodDef emp_inplace_view_methods[];
 extern PyMethodDef emp_reduce_functions[], emp_reduce_methods[], emp_scan_functions[], emp_scan_methods[];
 extern PyMethodDef emp_sort_functions[], emp_sort_methods[], emp_linalg_functions[], emp_linalg_methods[];
 /* The nn and optim families: ember.<name> functions (where torch has them at the top

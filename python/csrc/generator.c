@@ -27,7 +27,7 @@ static PyObject *generator_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:Generator", names, &device)) return NULL;
     em_device d = EM_DEVICE_CPU;
     if (device && device != Py_None && emp_parse_device(device, &d)) return NULL;
-    if (d.type != EM_CPU) return PyErr_Format(PyExc_RuntimeError, "device cuda is not available in this build of Ember");
+    if (d.type != EM_CPU) return PyErr_Format(PyExc_RuntimeError, EMP_NO_CUDA);
     EmpGenerator *self = (EmpGenerator *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     if (!(self->g = em_generator_new(EM_DEFAULT_SEED))) {

@@ -289,7 +289,7 @@ EMP_BIND(asarray, "asarray(object obj, *, dtype? dtype=None, device? device=None
     em_dtype want = emp_dtype_arg(a, 1);
     bool copy_given = a->has[3], copy = copy_given && a->i[3], requires_grad = a->i[4], readonly = false;
     if (a->has[2] && a->dev[2].type != EM_CPU)
-        return PyErr_Format(PyExc_RuntimeError, "device cuda is not available in this build of Ember");
+        return PyErr_Format(PyExc_RuntimeError, EMP_NO_CUDA);
     em_tensor *t = NULL;
     if (emp_is_tensor(obj)) t = em_retain(emp_t(obj));
     else if (emp_is_ndarray(obj)) t = share_array(obj, &readonly);

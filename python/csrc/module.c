@@ -62,7 +62,7 @@ static PyObject *manual_seed(PyObject *m, PyObject *seed)
     unsigned long long s = PyLong_AsUnsignedLongLongMask(seed);
     if (PyErr_Occurred()) return NULL;
     em_manual_seed(s);
-    Py_RETURN_NONE;
+    return PyObject_GetAttrString(m, "default_generator"); /* as torch.manual_seed */
 }
 
 static PyObject *initial_seed(PyObject *m, PyObject *unused)
@@ -103,6 +103,42 @@ static PyObject *set_inference_mode(PyObject *m, PyObject *on)
     Py_RETURN_NONE;
 }
 
+/* What this build of Ember was compiled with, for ember.cuda and
+ * ember.backends. The CUDA device count is 0 until the CUDA backend reports
+ * its devices here. */
+static PyObject *cuda_is_built(PyObject *m, PyObject *unused)
+{
+#ifdef EM_WITH_CUDA
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+static PyObject *cuda_device_count(PyObject *m, PyObject *unused) { return PyLong_FromLong(0); }
+static PyObject *has_mkldnn(PyObject *m, PyObject *unused)
+{
+#ifdef EM_WITH_DNNL
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
+/* torch.set_flush_denormal: FTZ and DAZ in this thread's MXCSR (x86 only). */
+static PyObject *set_flush_denormal(PyObject *m, PyObject *on)
+{
+    int v = PyObject_IsTrue(on);
+    if (v < 0) return NULL;
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned csr = __builtin_ia32_stmxcsr();
+    const unsigned ftz_daz = (1u << 15) | (1u << 6);
+    __builtin_ia32_ldmxcsr(v ? csr | ftz_daz : csr & ~ftz_daz);
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyObject *empty_cache(PyObject *m, PyObject *unused)
 {
     em_empty_cache();
@@ -139,6 +175,10 @@ static PyMethodDef settings[] = {
     {"is_inference_mode_enabled", is_inference_mode_enabled, METH_NOARGS, NULL},
     {"_set_inference_mode", set_inference_mode, METH_O, NULL},
     {"_empty_cache", empty_cache, METH_NOARGS, NULL},
+    {"_cuda_is_built", cuda_is_built, METH_NOARGS, NULL},
+    {"_cuda_device_count", cuda_device_count, METH_NOARGS, NULL},
+    {"_has_mkldnn", has_mkldnn, METH_NOARGS, NULL},
+    {"_set_flush_denormal", set_flush_denormal, METH_O, NULL},
     {NULL},
 };
 
@@ -193,6 +233,7 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&methods, emp_shared_memory_methods);
     emp_table_add_all(&functions, emp_reduce_functions);
     emp_table_add_all(&methods, emp_reduce_methods);
+    emp_table_add_all(&methods, emp_inplace_view_methods);
     emp_table_add_all(&functions, emp_scan_functions);
     emp_table_add_all(&methods, emp_scan_methods);
     emp_table_add_all(&functions, emp_sort_functions);

@@ -103,8 +103,7 @@ static PyObject *convert_to(emp_args *a, em_dtype dt, em_device dev, bool copy)
 {
     em_tensor *t = a->t[0];
     if (dev.type != em_device_of(t).type)
-        return PyErr_Format(PyExc_RuntimeError, "device %s is not available in this build of Ember",
-                            dev.type == EM_CUDA ? "cuda" : "unknown");
+        return PyErr_Format(PyExc_RuntimeError, EMP_NO_CUDA);
     if (dt == EM_DTYPE_NONE) dt = em_dtype_of(t);
     if (dt == em_dtype_of(t) && !copy) return Py_NewRef(a->obj[0]);
     if (dt == em_dtype_of(t)) return emp_wrap(em_clone(t));
@@ -144,11 +143,12 @@ EMP_BIND(to_bool, "bool(Tensor input, *, object memory_format=None)")
     return convert_to(a, EM_BOOL, em_device_of(a->t[0]), false);
 }
 
-/* type(): 'ember.FloatTensor'; type(dtype) converts. */
+/* type(): 'torch.FloatTensor', PyTorch's text (programs compare it); type(dtype)
+ * converts (ember/_legacy.py adds the type-name and tensor-type forms). */
 EMP_BIND(type, "type(Tensor input, dtype? dtype=None, bool non_blocking=False)")
 {
     if (a->has[1]) return convert_to(a, (em_dtype)a->i[1], em_device_of(a->t[0]), false);
-    return PyUnicode_FromFormat("ember.%sTensor", em_dtype_scalar_name(em_dtype_of(a->t[0])));
+    return PyUnicode_FromFormat("torch.%sTensor", em_dtype_scalar_name(em_dtype_of(a->t[0])));
 }
 
 /* ---- views ------------------------------------------------------------------ */

@@ -75,15 +75,15 @@ def is_floating_point(input):
 
 
 # Subpackages load on first use (`ember.nn.Linear` without `import ember.nn`),
-# so that `import ember` stays fast.
-_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions', 'profiler', 'amp', 'cpu')
+# so that `import ember` stays fast; so do the top-level names of ember/_toplevel.py.
+_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions', 'cuda', 'backends', 'random',
+                    'testing', 'hub', 'jit', 'version', 'amp', 'cpu', 'profiler', '__config__')
 
 
 def __getattr__(name):
+    import importlib
     if name in _LAZY_SUBMODULES:
-        import importlib
         return importlib.import_module('.' + name, __name__)
-    if name == 'autocast':
-        from .amp import autocast
-        return autocast
-    raise AttributeError(f"module 'ember' has no attribute '{name}'")
+    value = importlib.import_module('._toplevel', __name__).lookup(name)
+    globals()[name] = value
+    return value

@@ -491,3 +491,5 @@ def install(namespace):
     for name in INPLACE_FUNCTIONS:
         if hasattr(Tensor, name):
             namespace.setdefault(name, _function_of(name))
+    from . import _functions_extra
+    _functions_extra.install(namespace)

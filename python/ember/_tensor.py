@@ -113,7 +113,16 @@ class Tensor(_C.TensorBase):
 
     @property
     def layout(self):
-        return 'strided'
+        from ._memory_format import strided
+        return strided
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The type string ('torch.FloatTensor'), or a copy converted to a dtype, a legacy tensor
+        type (ember.DoubleTensor) or a type name ('torch.IntTensor')."""
+        if dtype is None or isinstance(dtype, _C.dtype):
+            return super().type(dtype, non_blocking)
+        from ._legacy import convert_type
+        return convert_type(self, dtype, non_blocking)
 
 
 class _C_no_grad:

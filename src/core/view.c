@@ -102,6 +102,25 @@ em_tensor *em_as_strided(const em_tensor *t, int ndim, const int64_t *sizes, con
     return em_tensor_view(t, ndim, sizes, strides, storage_offset);
 }
 
+em_status em_set_(em_tensor *t, const em_tensor *src)
+{
+    if (t->dtype != src->dtype)
+        return em_fail(EM_ERR_RUNTIME, "set_: expected source of dtype %s, got %s", em_dtypes[t->dtype].name,
+                       em_dtypes[src->dtype].name);
+    if (t == src) return EM_OK;
+    if (src->storage != t->storage) {
+        /* t's base (if any) keeps the old storage: em_view_root then takes t as a root */
+        __atomic_add_fetch(&src->storage->refcount, 1, __ATOMIC_RELAXED);
+        em_storage_release(t->storage);
+        t->storage = src->storage;
+    }
+    t->offset = src->offset;
+    t->ndim = src->ndim;
+    memcpy(t->sizes, src->sizes, src->ndim * sizeof *src->sizes);
+    memcpy(t->strides, src->strides, src->ndim * sizeof *src->strides);
+    return EM_OK;
+}
+
 em_tensor *em_permute(const em_tensor *t, const int *dims)
 {
     int64_t sz[EM_MAX_DIMS], st[EM_MAX_DIMS];

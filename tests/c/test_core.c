@@ -129,6 +129,21 @@ TEST(view_family)
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) em_release(all[k]);
 }
 
+/* em_set_: t takes src's storage and geometry (Tensor.set_, the in-place view
+ * ops); the old storage lives on while another tensor holds it. */
+TEST(set_takes_storage_and_geometry)
+{
+    em_tensor *a = trand(EM_F32, SHAPE(2, 3), -1, 1), *b = trand(EM_F32, SHAPE(4), -1, 1), *keep = em_t(b);
+    em_tensor *at = em_t(a);
+    CHECK(em_set_(a, at) == EM_OK && tshape_is(a, SHAPE(3, 2)) && em_strides(a)[0] == 1); /* a.t_() */
+    CHECK(em_set_(b, a) == EM_OK && tshape_is(b, SHAPE(3, 2)) && tval(b, 1) == tval(at, 1));
+    CHECK(em_set_(b, b) == EM_OK && tshape_is(b, SHAPE(3, 2)));
+    CHECK(tshape_is(keep, SHAPE(4)) && em_numel(keep) == 4); /* b's old storage, kept by its view */
+    em_tensor *i = em_empty(SHAPE(2), EM_I64);
+    CHECK_ERR(em_set_(i, a), EM_ERR_RUNTIME);
+    em_release(a), em_release(b), em_release(keep), em_release(at), em_release(i);
+}
+
 TEST(copy_between_layouts_and_dtypes)
 {
     em_tensor *a = trand(EM_F32, SHAPE(5, 7), -100, 100);

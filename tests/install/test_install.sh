@@ -22,6 +22,7 @@ check "make install DESTDIR=$dest" make --no-print-directory install DESTDIR="$d
 check "headers installed (ember.h, dtypes.def, ops/*.def)" \
     test -f "$root/include/ember/ember.h" -a -f "$root/include/ember/dtypes.def" -a -f "$root/include/ember/ops/unary.def"
 check "libember.a installed" test -f "$root/lib/libember.a"
+check "LICENSE installed (share/licenses/ember)" cmp LICENSE "$root/share/licenses/ember/LICENSE"
 check "libember.so -> libember.so.0 -> libember.so.0.1.0" \
     sh -c "[ \"\$(readlink '$root/lib/libember.so')\" = libember.so.0 ] && [ \"\$(readlink '$root/lib/libember.so.0')\" = libember.so.0.1.0 ] && [ -f '$root/lib/libember.so.0.1.0' ]"
 check "soname is libember.so.0" sh -c "objdump -p '$root/lib/libember.so.0.1.0' | grep -q 'SONAME *libember.so.0\$'"
@@ -29,6 +30,7 @@ check "soname is libember.so.0" sh -c "objdump -p '$root/lib/libember.so.0.1.0' 
 # pkg-config: the .pc names /usr/local; PKG_CONFIG_SYSROOT_DIR maps it into the staging tree.
 export PKG_CONFIG_PATH="$root/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
 check "pkg-config finds ember 0.1.0" pkg-config --exact-version=0.1.0 ember
+check "the .pc carries the licence (BSD-3-Clause)" sh -c '[ "$(pkg-config --variable=license ember)" = BSD-3-Clause ]'
 check "Libs.private names openblas, zlib, jansson, OpenMP" \
     sh -c 'l=$(pkg-config --static --libs ember); for f in -lopenblas -lz -ljansson -fopenmp; do echo "$l" | grep -q -- "$f" || exit 1; done'
 check "cc hello.c \$(pkg-config --cflags --libs ember)" \
@@ -48,6 +50,7 @@ check "cmake configure (find_package(Ember 0.1))" \
     cmake -S tests/install -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$root" -DCMAKE_BUILD_TYPE=Release
 check "cmake --build" cmake --build "$tmp/cmake"
 check "run the CMake build" env LD_LIBRARY_PATH="$root/lib" "$tmp/cmake/hello"
+check "the CMake package sets Ember_LICENSE" grep -q 'Ember_LICENSE "BSD-3-Clause"' "$root/lib/cmake/Ember/EmberConfig.cmake"
 sed 's/find_package(Ember 0.1/find_package(Ember 1.0/' tests/install/CMakeLists.txt > "$tmp/CMakeLists.txt"
 cp tests/install/hello.c "$tmp/"
 check "find_package(Ember 1.0) is refused (version file)" \

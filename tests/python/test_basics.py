@@ -80,7 +80,7 @@ def test_conversion_methods():
         check(lambda x, m: getattr(x, name)(), x)
     e = ember.ones(2)
     assert e.to(ember.float32) is e and e.to(ember.float32, copy=True) is not e
-    assert e.type() == 'ember.FloatTensor'
+    assert e.type() == 'torch.FloatTensor'
 
 
 def test_bad_call_lists_signatures():

@@ -3,6 +3,7 @@ F.linear/F.bilinear and nn.init against PyTorch 1.13."""
 import copy
 import math
 import pickle
+import re
 from collections import OrderedDict
 
 import numpy as np
@@ -15,8 +16,9 @@ from nn_helpers import check_module, copy_state
 
 
 def ember_repr(text):
-    """PyTorch's repr text with Ember's module name."""
-    return text.replace('torch.', 'ember.')
+    """PyTorch's repr text with Ember's module name (type strings such as 'torch.FloatTensor' are
+    the same text in Ember)."""
+    return re.sub(r'torch\.(?!\w+Tensor\b)', 'ember.', text)
 
 
 def same_error(fn):

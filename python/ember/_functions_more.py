@@ -1,0 +1,345 @@
+"""torch functions around the nn losses and signal windows, and small numerics (angle, renorm,
+norm_except_dim, frobenius_norm, gradient, quantile), as compositions of Ember ops; installed by
+ember._functions_extra.install. The top-level loss functions take PyTorch's integer reductions
+(0 none, 1 mean, 2 sum), as torch.kl_div and friends do."""
+import builtins
+import collections
+import math
+import os
+
+from . import _C
+from ._tensor import Tensor
+
+_REDUCTIONS = ('none', 'mean', 'sum')
+_Frexp = collections.namedtuple('frexp', ['mantissa', 'exponent'])
+
+
+def _F():
+    from .nn import functional
+    return functional
+
+
+def kl_div(input, target, reduction=1, *, log_target=False):
+    return _F().kl_div(input, target, reduction=_REDUCTIONS[reduction], log_target=log_target)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+    return _F().cosine_embedding_loss(input1, input2, target, margin=margin, reduction=_REDUCTIONS[reduction])
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    return _F().hinge_embedding_loss(input, target, margin=margin, reduction=_REDUCTIONS[reduction])
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    return _F().margin_ranking_loss(input1, input2, target, margin=margin, reduction=_REDUCTIONS[reduction])
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, reduction=1):
+    return _F().triplet_margin_loss(anchor, positive, negative, margin=margin, p=p, eps=eps, swap=swap,
+                                    reduction=_REDUCTIONS[reduction])
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return _F().poisson_nll_loss(input, target, log_input=log_input, full=full, eps=eps,
+                                 reduction=_REDUCTIONS[reduction])
+
+
+def bilinear(input1, input2, weight, bias=None):
+    return _F().bilinear(input1, input2, weight, bias)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _F().max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode=ceil_mode,
+                           return_indices=True)
+
+
+# ---- windows: w[n] over n = 0..N-1 of a symmetric window of N = length (+1 when periodic) ----
+def _window(name, length, periodic, dtype, terms):
+    if length < 0:
+        raise RuntimeError(f'{name} requires non-negative window_length, got window_length={length}')
+    dtype = dtype or _C.get_default_dtype()
+    if not dtype.is_floating_point:
+        raise RuntimeError(f'{name} expects floating point dtypes, got: {dtype}')
+    if length <= 1:
+        return _C.ones((length,), dtype=dtype)
+    n = length + 1 if periodic else length
+    k = _C.arange(length, dtype=_C.float64)
+    return terms(k, n - 1).to(dtype)
+
+
+def _cosine_sum(coefficients):
+    def terms(k, m):
+        w = _C.zeros_like(k)
+        for j, a in enumerate(coefficients):
+            w = w + a * _C.cos(k * (2 * math.pi * j / m))
+        return w
+    return terms
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    w = _window('hann_window', window_length, periodic, dtype, _cosine_sum((0.5, -0.5)))
+    return w.requires_grad_(requires_grad)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   requires_grad=False):
+    w = _window('hamming_window', window_length, periodic, dtype, _cosine_sum((alpha, -beta)))
+    return w.requires_grad_(requires_grad)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    w = _window('blackman_window', window_length, periodic, dtype, _cosine_sum((0.42, -0.5, 0.08)))
+    return w.requires_grad_(requires_grad)
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    w = _window('bartlett_window', window_length, periodic, dtype, lambda k, m: 1 - _C.abs(k * (2 / m) - 1))
+    return w.requires_grad_(requires_grad)
+
+
+# ---- small numerics ----
+def angle(input):
+    """The argument of a real number: 0 for x >= 0, pi for x < 0 (nan stays nan)."""
+    x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
+    return _C.where(_C.isnan(x), x, _C.where(x < 0, _C.full_like(x, math.pi), _C.zeros_like(x)))
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
+    if input.dim() <= 1:
+        raise RuntimeError(f'renorm: input needs at least 2 dimensions, got {input.dim()} dimensions')
+    if p <= 0:
+        raise RuntimeError('renorm: non-positive-norm not supported')
+    if maxnorm < 0:
+        raise RuntimeError(f'renorm: expected maxnorm to be >= 0 but got {maxnorm}')
+    dim = dim % input.dim()
+    others = tuple(d for d in builtins.range(input.dim()) if d != dim)
+    norm = input.norm(p, others, True)
+    factor = _C.where(norm > maxnorm, maxnorm / (norm + 1e-7), _C.ones_like(norm))
+    return input * factor
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The pow-norm over every dim but dim, shaped to broadcast against v (weight_norm's norm)."""
+    if dim == -1:
+        return v.norm(pow)
+    others = tuple(d for d in builtins.range(v.dim()) if d != dim)
+    return v.norm(pow, others, True) if others else v.abs()
+
+
+def frobenius_norm(input, dim=(), keepdim=False):
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if not dims:
+        return _C.sqrt((input * input).sum())
+    return _C.sqrt((input * input).sum(dims, keepdim=keepdim))
+
+
+def _interpolate(sorted_, pos, interpolation):
+    lo = _C.floor(pos).to(_C.int64)
+    hi = _C.ceil(pos).to(_C.int64)
+    a, b = sorted_.gather(-1, lo), sorted_.gather(-1, hi)
+    frac = (pos - lo.to(pos.dtype)).to(sorted_.dtype)
+    if interpolation == 'lower':
+        return a
+    if interpolation == 'higher':
+        return b
+    if interpolation == 'midpoint':
+        return _C.where(frac > 0, (a + b) / 2, a)
+    if interpolation == 'nearest':
+        return sorted_.gather(-1, _C.round(pos).to(_C.int64))  # half to even, as PyTorch
+    return a + (b - a) * frac
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    if interpolation not in ('linear', 'lower', 'higher', 'midpoint', 'nearest'):
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                           f"Got {interpolation}")
+    if not input.is_floating_point():
+        raise RuntimeError(f'{name}() input tensor must be either float or double dtype')
+    scalar_q = not isinstance(q, Tensor)
+    qt = _C.tensor([q] if scalar_q else q.reshape(-1).tolist(), dtype=input.dtype)
+    if ((qt < 0) | (qt > 1)).any():
+        raise RuntimeError(f'{name}() q values must be in the range [0, 1]')
+    x = input.reshape(-1) if dim is None else input.movedim(dim, -1)
+    sorted_ = x.sort(-1).values  # nans sort last
+    nans = _C.isnan(x).sum(-1, keepdim=True)
+    count = _C.full_like(nans, x.shape[-1]) - (nans if ignore_nan else 0)
+    outs = []
+    for qv in qt.tolist():
+        pos = (count - 1).clamp(min=0).to(_C.float64) * qv
+        value = _interpolate(sorted_, pos.clamp(min=0), interpolation).squeeze(-1)
+        if not ignore_nan:
+            value = _C.where(nans.squeeze(-1) > 0, _C.full_like(value, math.nan), value)
+        else:
+            value = _C.where(count.squeeze(-1) == 0, _C.full_like(value, math.nan), value)
+        if keepdim:
+            value = value.reshape([1] * input.dim()) if dim is None else value.unsqueeze(dim)
+        outs.append(value)
+    return outs[0] if scalar_q else _C.stack(outs)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    return _quantile('quantile', input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
+    return _quantile('nanquantile', input, q, dim, keepdim, interpolation, True)
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-d convolution over time-batch-channel input (T, B, Cin) with weight (K, Cin, Cout)."""
+    if input.dim() != 3:
+        raise RuntimeError('Input must have 3 dims: time, batch, in_channel')
+    if weight.dim() != 3:
+        raise RuntimeError('Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.')
+    out = _F().conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """input with the slices of source along dim reduced ('prod', 'mean', 'amax', 'amin') into
+    the slices index names."""
+    if reduce not in ('prod', 'mean', 'amax', 'amin'):
+        raise RuntimeError(f'index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.')
+    dim = dim % builtins.max(input.dim(), 1)
+    shape = [1] * source.dim()
+    shape[dim] = -1
+    expanded = index.reshape(shape).expand_as(source)
+    return input.scatter_reduce(dim, expanded, source, reduce, include_self=include_self)
+
+
+def _gradient_along(f, d, h, edge_order):
+    """numpy.gradient along dim d: h is a number (uniform spacing) or a 1-d tensor of coordinates."""
+    n = f.shape[d]
+    if n < edge_order + 1:
+        raise RuntimeError('torch.gradient expected each dimension size to be at least edge_order+1')
+    take = f.narrow
+    shape = [1] * f.dim()
+    shape[d] = -1
+    if isinstance(h, Tensor):
+        x = h.to(f.dtype)
+        dx = x[1:] - x[:-1]
+        hl, hr = dx[:-1].reshape(shape), dx[1:].reshape(shape)
+        inner = (hl * hl * take(d, 2, n - 2) - hr * hr * take(d, 0, n - 2) + (hr * hr - hl * hl) *
+                 take(d, 1, n - 2)) / (hl * hr * (hl + hr))
+        if edge_order == 1:
+            first = (take(d, 1, 1) - take(d, 0, 1)) / dx[0]
+            last = (take(d, n - 1, 1) - take(d, n - 2, 1)) / dx[-1]
+        else:
+            d1, d2 = dx[0], dx[1]
+            first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * take(d, 0, 1) + (d1 + d2) / (d1 * d2) * take(d, 1, 1)
+                     - d1 / (d2 * (d1 + d2)) * take(d, 2, 1))
+            d1, d2 = dx[-2], dx[-1]
+            last = (d2 / (d1 * (d1 + d2)) * take(d, n - 3, 1) - (d2 + d1) / (d1 * d2) * take(d, n - 2, 1)
+                    + (2 * d2 + d1) / (d2 * (d1 + d2)) * take(d, n - 1, 1))
+    else:
+        inner = (take(d, 2, n - 2) - take(d, 0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first = (take(d, 1, 1) - take(d, 0, 1)) / h
+            last = (take(d, n - 1, 1) - take(d, n - 2, 1)) / h
+        else:
+            first = (-3 * take(d, 0, 1) + 4 * take(d, 1, 1) - take(d, 2, 1)) / (2 * h)
+            last = (3 * take(d, n - 1, 1) - 4 * take(d, n - 2, 1) + take(d, n - 3, 1)) / (2 * h)
+    return _C.cat([first, inner, last], d)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Central differences in the interior and one-sided ones (first or second order) at the edges
+    along each dim; spacing is a number, one number per dim, or one coordinate tensor per dim."""
+    if edge_order not in (1, 2):
+        raise RuntimeError(f'torch.gradient only supports edge_order=1 and edge_order=2. Got {edge_order}')
+    dims = list(builtins.range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [d % input.dim() for d in dims]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f'torch.gradient expected spacing to be unspecified, a scalar or its length to '
+                               f'match the number of dimensions of input, got {len(spacing)} and {len(dims)}')
+        steps = [s.item() if isinstance(s, Tensor) and s.dim() == 0 else s for s in spacing]
+    else:
+        steps = [spacing.item() if isinstance(spacing, Tensor) else spacing] * len(dims)
+    f = input if input.is_floating_point() else input.to(_C.get_default_dtype())
+    return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, steps))
+
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2**exponent and 0.5 <= |mantissa| < 1 (zeros, infinities
+    and nans: themselves and exponent 0)."""
+    if not input.is_floating_point():
+        raise RuntimeError('torch.frexp() only supports floating-point dtypes')
+    x = input.detach().to(_C.float64)
+    regular = _C.isfinite(x) & (x != 0)
+    safe = _C.where(regular, x, _C.ones_like(x))
+    e = _C.floor(_C.log2(_C.abs(safe))) + 1
+    half = _C.floor(-e / 2)
+    m = safe * _C.pow(2.0, half) * _C.pow(2.0, -e - half)  # in two steps: 2**-e alone may overflow
+    high, low = _C.abs(m) >= 1, _C.abs(m) < 0.5
+    m = _C.where(high, m / 2, _C.where(low, m * 2, m))
+    e = e + high.to(e.dtype) - low.to(e.dtype)
+    mantissa = _C.where(regular, m, x).to(input.dtype)
+    exponent = _C.where(regular, e, _C.zeros_like(e)).to(_C.int32)
+    return _Frexp(mantissa, exponent)
+
+
+def is_inference(input):
+    return input.is_inference_tensor
+
+
+def matrix_power(input, n):
+    from . import linalg
+    return linalg.matrix_power(input, n)
+
+
+# ---- process and build facts ----
+_interop_threads = [1]
+
+
+def get_num_interop_threads():
+    """Ember runs no inter-op thread pool; the value set is reported back."""
+    return _interop_threads[0]
+
+
+def set_num_interop_threads(num):
+    if num <= 0:
+        raise RuntimeError('Expected positive number of threads')
+    _interop_threads[0] = num
+
+
+def init_num_threads():
+    pass
+
+
+def is_distributed(input):
+    return False
+
+
+def is_vulkan_available():
+    return False
+
+
+def get_file_path(*path_components):
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), *path_components)
+
+
+def prepare_multiprocessing_environment(path):
+    pass
+
+
+def to_dlpack(tensor):
+    from .utils.dlpack import to_dlpack as convert
+    return convert(tensor)
+
+
+FUNCTIONS = {f.__name__: f for f in (
+    kl_div, cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, triplet_margin_loss,
+    poisson_nll_loss, bilinear, max_pool1d_with_indices, hann_window, hamming_window, blackman_window,
+    bartlett_window, angle, renorm, norm_except_dim, frobenius_norm, quantile, nanquantile, matrix_power,
+    get_num_interop_threads, set_num_interop_threads, init_num_threads, is_distributed, is_vulkan_available,
+    get_file_path, prepare_multiprocessing_environment, to_dlpack, conv_tbc, index_reduce, gradient, frexp,
+    is_inference)}
+METHODS = dict(angle=angle, renorm=renorm, quantile=quantile, nanquantile=nanquantile, matrix_power=matrix_power,
+               is_distributed=is_distributed, index_reduce=index_reduce, frexp=frexp, is_inference=is_inference,
+               index_reduce_=lambda self, dim, index, source, reduce, *, include_self=True: self.copy_(
+                   index_reduce(self, dim, index, source, reduce, include_self=include_self)),
+               renorm_=lambda self, p, dim, maxnorm:
+               self.copy_(renorm(self, p, dim, maxnorm)))

@@ -1,0 +1,50 @@
+"""ember.memory_format and ember.layout objects (torch's contiguous_format, channels_last,
+strided...). Ember keeps every tensor in the strided layout; the memory formats are accepted as
+arguments wherever PyTorch accepts them. One module for these objects, so that argument checking
+elsewhere imports them from here."""
+
+
+class memory_format:
+    """A memory format: how the dims of a tensor are ordered in memory."""
+    __slots__ = ('_name',)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return 'ember.' + self._name
+
+    def __reduce__(self):
+        return self._name  # pickled as the module global
+
+
+class layout:
+    """A tensor layout (only strided tensors exist in Ember)."""
+    __slots__ = ('_name',)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return 'ember.' + self._name
+
+    def __eq__(self, other):
+        # Tensor.layout was the string 'strided' before these objects: both compare equal
+        return self is other or (isinstance(other, str) and other == self._name)
+
+    def __hash__(self):
+        return hash(self._name)
+
+    def __reduce__(self):
+        return self._name
+
+
+contiguous_format = memory_format('contiguous_format')
+channels_last = memory_format('channels_last')
+channels_last_3d = memory_format('channels_last_3d')
+preserve_format = memory_format('preserve_format')
+legacy_contiguous_format = contiguous_format
+strided = layout('strided')
+
+NAMES = ('memory_format', 'layout', 'contiguous_format', 'channels_last', 'channels_last_3d', 'preserve_format',
+         'legacy_contiguous_format', 'strided')
