@@ -13,6 +13,11 @@ static em_status pool_setup(const em_tensor *x, const em_pool_params *p0, const 
     *p = *p0;
     int nd = p->nd;
     if (nd < 1 || nd > 3) return em_fail(EM_ERR_VALUE, "%s: nd must be 1, 2 or 3, got %d", name, nd);
+    for (int k = 0; k < nd; k++) /* PyTorch's pooling takes C ints */
+        if (p->kernel[k] > INT32_MAX || p->stride[k] > INT32_MAX || p->padding[k] > INT32_MAX ||
+            p->dilation[k] > INT32_MAX)
+            return em_fail(EM_ERR_RUNTIME, "%s: integer out of range (a kernel size, stride, padding or dilation "
+                           "above 2**31 - 1)", name);
     for (int k = 0; k < nd; k++) {
         if (p->stride[k] == 0) p->stride[k] = p->kernel[k];
         if (p->dilation[k] == 0) p->dilation[k] = 1;

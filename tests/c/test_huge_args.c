@@ -78,18 +78,21 @@ TEST(conv_and_pool_with_huge_windows_fail_cleanly)
     CHECK_ERR(em_conv(x, w, NULL, 2, NULL, NULL, max, 1), EM_ERR_RUNTIME);
     CHECK_ERR(em_conv_same(x, w, NULL, 2, NULL, max, 1), EM_ERR_RUNTIME);
     CHECK_ERR(em_conv_transpose(x, w, NULL, 2, big, NULL, NULL, 1, one), EM_ERR_RUNTIME);
-    em_pool_params p = {.nd = 2, .kernel = {BIG, BIG}};
-    CHECK_ERR(em_max_pool(x, &p, NULL), EM_ERR_SHAPE);
-    CHECK_ERR(em_avg_pool(x, &p), EM_ERR_SHAPE);
-    p = (em_pool_params){.nd = 2, .kernel = {2, 2}, .dilation = {INT64_MAX, INT64_MAX}};
+    em_pool_params p = {.nd = 2, .kernel = {BIG, BIG}}; /* pools take C ints, as PyTorch's */
     CHECK_ERR(em_max_pool(x, &p, NULL), EM_ERR_RUNTIME);
+    CHECK_ERR(em_avg_pool(x, &p), EM_ERR_RUNTIME);
     p = (em_pool_params){.nd = 2, .kernel = {2, 2}, .stride = {INT64_MAX, INT64_MAX}, .ceil_mode = true};
-    em_tensor *y = em_max_pool(x, &p, NULL); /* one window: right, whatever the stride */
-    CHECK(y && tshape_is(y, SHAPE(1, 1, 1, 1)));
+    CHECK_ERR(em_max_pool(x, &p, NULL), EM_ERR_RUNTIME);
+    p = (em_pool_params){.nd = 2, .kernel = {2, 2}, .dilation = {INT32_MAX, INT32_MAX}};
+    CHECK_ERR(em_max_pool(x, &p, NULL), EM_ERR_SHAPE); /* the window spans more than the input */
+    p = (em_pool_params){.nd = 1, .kernel = {INT32_MAX}, .stride = {INT32_MAX}, .dilation = {INT32_MAX}};
+    em_tensor *x1 = em_ones(3, (const int64_t[]){1, 1, 3}, EM_F32);
+    CHECK_ERR(em_max_pool(x1, &p, NULL), EM_ERR_SHAPE); /* no overflow in int64 either */
+    em_release(x1);
     CHECK_ERR(em_adaptive_avg_pool(x, 2, big), EM_ERR_MEMORY);
     CHECK_ERR(em_pad(x, 2, big, EM_PAD_CONSTANT, 0), EM_ERR_SHAPE);
     CHECK_ERR(em_pad(x, 4, (const int64_t[]){BIG, BIG, BIG, BIG}, EM_PAD_REPLICATE, 0), EM_ERR_SHAPE);
-    RELEASE(x, w, y);
+    RELEASE(x, w);
 }
 
 TEST(negative_and_absurd_counts_are_errors)
