@@ -34,6 +34,8 @@ NULLABLE = [
     ("em_set_binding", "obj", "NULL clears the binding (core.h)"),
     ("em_set_grad", "grad", "NULL clears .grad (autograd.h)"),
     ("em_node_next", "input_nr", "not wanted (autograd.h)"),
+    ("em_set_saved_tensors_hooks", "hooks|prev", "NULL: no hooks / previous ones not wanted (autograd_hooks.h)"),
+    ("em_set_anomaly_hooks", "hooks", "NULL clears them (autograd_hooks.h)"),
     ("em_register_hook|em_register_post_accumulate_grad_hook", "ctx|free_ctx",
      "the hook's context, and its destructor, may be NULL (autograd.h)"),
     ("em_function_apply", "user", "user data may be NULL (autograd.h)"),
@@ -95,6 +97,8 @@ VALUES = {
     "const em_pool_params *": "&pool_params", "const em_optim_options *": "&optim_options",
     "const em_optim_group *": "&optim_group", "const em_rnn_weights *": "&rnn_weights",
     "em_rnn_grads *": "GRADS()",
+    # hook tables: NULL is the valid "none" (a zeroed table would install NULL callbacks)
+    "const em_saved_hooks *": "NULL", "em_saved_hooks *": "NULL", "const em_anomaly_hooks *": "NULL",
     "void (*)(void *)": "noop_free", "em_grad_hook_fn": "hook_fn",
     "em_post_accumulate_hook_fn": "post_hook_fn", "em_write_fn": "write_sink",
     "int": "1", "int64_t": "1", "uint64_t": "1", "size_t": "16", "double": "1.0",
