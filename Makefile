@@ -50,6 +50,12 @@ ASAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit
 AOBJ   := $(SRC:%.c=$(AB)/%.o)
 ATOBJ  := $(TSRC:%.c=$(AB)/%.o)
 
+# The NULL-argument test's cases (tests/c/test_null_args.c), generated from
+# the public headers as the compiler sees them: a build output, never stale.
+NULLGEN := $(B)/tests/null_args.c
+TOBJ    += $(B)/tests/null_args.o
+ATOBJ   += $(AB)/tests/null_args.o
+
 # The Python extension ember._C (python/csrc/), built in place next to the
 # package so that `PYTHONPATH=python python3 -c 'import ember'` works in a
 # checkout. It links libember.a in: one self-contained module.
@@ -84,6 +90,14 @@ $(B)/%.o: %.c
 $(AB)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O1 $(ASAN) -DEM_NO_CLONES -c $< -o $@
+
+$(NULLGEN): tools/gen_null_test.py $(wildcard include/ember/*.h include/ember/*.def include/ember/ops/*.def)
+	@mkdir -p $(@D)
+	$(PYTHON) tools/gen_null_test.py $(CC) -Iinclude > $@.tmp && mv $@.tmp $@
+$(B)/tests/null_args.o: $(NULLGEN)
+	$(CC) $(CFLAGS) -Itests/c -c $< -o $@
+$(AB)/tests/null_args.o: $(NULLGEN)
+	$(CC) $(CFLAGS_BASE) -O1 $(ASAN) -Itests/c -c $< -o $@
 
 $(B)/libember.so: $(OBJ)
 	$(CC) -shared -Wl,-soname,libember.so.$(SOVERSION) -o $@ $^ $(LDLIBS)

@@ -51,13 +51,15 @@ em_tensor *em_detach(const em_tensor *t);
 
 /* ---- graph nodes ---------------------------------------------------------- */
 const char *em_node_name(const em_node *n); /* "MulBackward0", "AccumulateGrad" */
-int em_node_num_next(const em_node *n);
+int em_node_num_next(const em_node *n);     /* -1 with an error for a NULL n */
 /* The node that receives input i's gradient (borrowed; NULL when input i
- * does not require grad), and which of its inputs it is. */
+ * does not require grad), and which of its inputs it is (*input_nr, when
+ * input_nr is not NULL). */
 em_node *em_node_next(const em_node *n, int i, int *input_nr);
 /* An AccumulateGrad node's leaf (borrowed); NULL for other nodes. */
 em_tensor *em_node_variable(const em_node *n);
-/* A binding's own reference to a node (keeps it and the graph behind it). */
+/* A binding's own reference to a node (keeps it and the graph behind it);
+ * both NULL-safe. */
 void em_node_retain(em_node *n);
 void em_node_release(em_node *n);
 
@@ -127,7 +129,8 @@ void em_ctx_set_materialize_grads(em_function_ctx *ctx, bool materialize);
 
 /* ---- the engine -------------------------------------------------------------- */
 /* Accumulates d(sum of tensors[i] * grad_tensors[i]) / d(leaf) into every
- * leaf's .grad (only into `inputs` when ninputs > 0). grad_tensors may be
+ * leaf's .grad (only into `inputs` when ninputs > 0). Counts are >= 0
+ * (EM_ERR_VALUE); tensors and inputs hold no NULL. grad_tensors may be
  * NULL, or hold NULL entries, for tensors of one element (the gradient is 1).
  * The graph's saved tensors are freed unless retain_graph; create_graph
  * records the backward pass itself (for higher derivatives). */

@@ -6,6 +6,12 @@
  * - NULL (or a nonzero em_status) means failure: em_last_error() holds a
  *   thread-local message, em_error_code() its kind. A failed call leaves
  *   every argument as it was.
+ * - Pointer arguments must not be NULL unless the function's comment says
+ *   so: a NULL one fails with EM_ERR_VALUE ("em_view: sizes is NULL"). An
+ *   array whose length argument is 0 may be NULL. A function returning
+ *   neither a tensor nor a status has an error value, given with it: -1 for
+ *   counts and sizes, NULL for pointers; where every value is a valid
+ *   answer (bool, versions, byte counts) only em_error_code() tells.
  * - Dims may be negative (counted from the end), as in PyTorch. */
 #ifndef EMBER_CORE_H
 #define EMBER_CORE_H
@@ -74,8 +80,11 @@ typedef struct em_tensor em_tensor;
 em_tensor *em_retain(em_tensor *t); /* returns t; NULL-safe */
 void em_release(em_tensor *t);      /* NULL-safe */
 
+/* Accessors. Error values for a NULL t: -1 (ndim, size, numel, offset),
+ * NULL (sizes, strides, data_ptr), EM_DTYPE_NONE, a device of type -1, and
+ * false / 0 for the predicates and the version (with the error set). */
 int em_ndim(const em_tensor *t);
-const int64_t *em_sizes(const em_tensor *t);
+const int64_t *em_sizes(const em_tensor *t);   /* ndim entries, borrowed: live as long as t */
 const int64_t *em_strides(const em_tensor *t); /* in elements */
 int64_t em_size(const em_tensor *t, int dim);  /* -1 with an error if dim is bad */
 int64_t em_numel(const em_tensor *t);
@@ -86,7 +95,8 @@ bool em_is_contiguous(const em_tensor *t);
 void *em_data_ptr(const em_tensor *t);   /* address of element 0 (offset applied) */
 uint64_t em_version(const em_tensor *t); /* bumped by every in-place write */
 bool em_is_same_storage(const em_tensor *a, const em_tensor *b);
-/* Element read/write as double (any dtype); for tests and small glue, not loops. */
+/* Element read/write as double (any dtype); for tests and small glue, not loops.
+ * index has ndim entries (NULL for a 0-d t); 0 on success, else a status. */
 int em_item(const em_tensor *t, double *out);                 /* t must have 1 element */
 int em_get(const em_tensor *t, const int64_t *index, double *out);
 int em_set(em_tensor *t, const int64_t *index, double value);
@@ -97,7 +107,9 @@ int em_set(em_tensor *t, const int64_t *index, double value);
 void *em_binding(const em_tensor *t);
 void em_set_binding(em_tensor *t, void *obj);
 
-/* ---- creation -------------------------------------------------------- */
+/* ---- creation --------------------------------------------------------
+ * sizes: ndim (0..EM_MAX_DIMS) entries >= 0; a size whose element or byte
+ * count overflows is EM_ERR_MEMORY ("Storage size calculation overflowed"). */
 em_tensor *em_empty(int ndim, const int64_t *sizes, em_dtype dt);
 em_tensor *em_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt);
 em_tensor *em_zeros(int ndim, const int64_t *sizes, em_dtype dt);
@@ -126,6 +138,8 @@ em_tensor *em_from_blob(void *data, int ndim, const int64_t *sizes, const int64_
 /* ---- views (share storage; no copy) ---------------------------------- */
 em_tensor *em_view(const em_tensor *t, int ndim, const int64_t *sizes); /* one size may be -1 */
 em_tensor *em_reshape(const em_tensor *t, int ndim, const int64_t *sizes); /* view if possible */
+/* The storage extent of sizes, strides (>= 0) and storage_offset is
+ * computed overflow-checked (EM_ERR_MEMORY) and must fit t's storage. */
 em_tensor *em_as_strided(const em_tensor *t, int ndim, const int64_t *sizes,
                          const int64_t *strides, int64_t storage_offset);
 /* Tensor.set_(src) and the in-place view ops: t takes src's storage, offset,
@@ -135,7 +149,8 @@ em_status em_set_(em_tensor *t, const em_tensor *src);
 em_tensor *em_permute(const em_tensor *t, const int *dims);
 em_tensor *em_transpose(const em_tensor *t, int dim0, int dim1);
 em_tensor *em_t(const em_tensor *t);                     /* <= 2-d only */
-em_tensor *em_expand(const em_tensor *t, int ndim, const int64_t *sizes); /* -1 keeps */
+/* -1 keeps a size; a result whose element count overflows is EM_ERR_MEMORY */
+em_tensor *em_expand(const em_tensor *t, int ndim, const int64_t *sizes);
 em_tensor *em_expand_as(const em_tensor *t, const em_tensor *other);
 em_tensor *em_narrow(const em_tensor *t, int dim, int64_t start, int64_t length);
 em_tensor *em_select(const em_tensor *t, int dim, int64_t index);
@@ -149,7 +164,8 @@ em_tensor *em_movedim(const em_tensor *t, int nsrc, const int *src, const int *d
 em_tensor *em_diagonal(const em_tensor *t, int64_t offset, int dim1, int dim2);
 em_tensor *em_unfold(const em_tensor *t, int dim, int64_t size, int64_t step);
 /* split/chunk/unbind fill `out` (caller-provided array of *n slots) with new
- * references; on success *n is the number of pieces. */
+ * references; on success *n is the number of pieces. They return 0, or a
+ * nonzero em_status. */
 int em_split(const em_tensor *t, int64_t split_size, int dim, em_tensor **out, int *n);
 int em_split_sizes(const em_tensor *t, int nsizes, const int64_t *sizes, int dim, em_tensor **out);
 int em_chunk(const em_tensor *t, int chunks, int dim, em_tensor **out, int *n);

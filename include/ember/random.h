@@ -37,7 +37,8 @@ void em_generator_free(em_generator *g);                 /* NULL-safe; ignores t
 em_generator *em_generator_clone(const em_generator *g); /* an independent copy of g's current state */
 void em_generator_manual_seed(em_generator *g, uint64_t seed); /* seed and offset 0 (g NULL: default) */
 uint64_t em_generator_initial_seed(const em_generator *g);    /* the seed last set */
-/* Writes EM_GENERATOR_STATE_SIZE bytes describing g (for checkpoints). */
+/* Writes EM_GENERATOR_STATE_SIZE bytes describing g (for checkpoints) to
+ * state (not NULL: an error is set and nothing written). */
 void em_generator_get_state(const em_generator *g, void *state);
 /* Restores a state from em_generator_get_state; RuntimeError (g unchanged)
  * when `size` or the bytes are not such a state. */

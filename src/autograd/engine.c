@@ -252,10 +252,9 @@ static em_status execute(em_node *n, const run *rn, graph *ready)
 /* Seeds the roots' gradients and runs the graph. */
 static em_status backward(int n, em_tensor *const *tensors, em_tensor *const *grads, run *rn)
 {
-    em_node *roots[n ? n : 1];
-    int nrs[n ? n : 1];
-    em_status st = EM_OK;
-    for (int i = 0; i < n; i++) roots[i] = NULL;
+    em_node **roots = calloc(n ? n : 1, sizeof *roots); /* counts are the caller's: not on the stack */
+    int *nrs = calloc(n ? n : 1, sizeof *nrs);
+    em_status st = roots && nrs ? EM_OK : em_fail(EM_ERR_MEMORY, "backward: out of memory");
     for (int i = 0; i < n && st == EM_OK; i++) {
         const em_tensor *t = tensors[i];
         if (!em_requires_grad(t)) {
@@ -294,8 +293,10 @@ static em_status backward(int n, em_tensor *const *tensors, em_tensor *const *gr
     }
     graph_free(&all);
     graph_free(&ready);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && roots; i++)
         if (roots[i]) em_node_release(roots[i]);
+    free(roots);
+    free(nrs);
     return st;
 }
 
@@ -324,7 +325,11 @@ static void free_captures(int n, capture *caps)
 em_status em_backward(int n, em_tensor *const *tensors, em_tensor *const *grad_tensors, bool retain_graph,
                       bool create_graph, int ninputs, em_tensor *const *inputs)
 {
-    capture caps[ninputs ? ninputs : 1];
+    if (n < 0 || ninputs < 0)
+        return em_fail(EM_ERR_VALUE, "em_backward: negative count (n %d, ninputs %d)", n, ninputs);
+    if (EM_NULL_LIST(n, tensors) || EM_NULL_LIST(ninputs, inputs)) return em_error_code();
+    capture *caps = calloc(ninputs ? ninputs : 1, sizeof *caps);
+    if (!caps) return em_fail(EM_ERR_MEMORY, "backward: out of memory");
     run rn = {.retain = retain_graph, .create = create_graph, .accumulate_leaves = ninputs == 0,
               .caps = caps, .ncaps = ninputs};
     em_status st = make_captures(ninputs, inputs, caps);
@@ -336,6 +341,7 @@ em_status em_backward(int n, em_tensor *const *tensors, em_tensor *const *grad_t
         st = accumulate_leaf(inputs[i], caps[i].grad, create_graph);
     }
     free_captures(ninputs, caps);
+    free(caps);
     return st;
 }
 
@@ -343,7 +349,12 @@ em_status em_autograd_grad(int noutputs, em_tensor *const *outputs, em_tensor *c
                            em_tensor *const *inputs, bool retain_graph, bool create_graph, bool allow_unused,
                            em_tensor **grads)
 {
-    capture caps[ninputs ? ninputs : 1];
+    if (noutputs < 0 || ninputs < 0)
+        return em_fail(EM_ERR_VALUE, "em_autograd_grad: negative count (noutputs %d, ninputs %d)", noutputs, ninputs);
+    if (EM_NULL_LIST(noutputs, outputs) || EM_NULL_LIST(ninputs, inputs) || (ninputs && EM_NULL(grads)))
+        return em_error_code();
+    capture *caps = calloc(ninputs ? ninputs : 1, sizeof *caps);
+    if (!caps) return em_fail(EM_ERR_MEMORY, "autograd.grad: out of memory");
     run rn = {.retain = retain_graph, .create = create_graph, .caps = caps, .ncaps = ninputs};
     for (int i = 0; i < ninputs; i++) grads[i] = NULL;
     em_status st = make_captures(ninputs, inputs, caps);
@@ -357,5 +368,6 @@ em_status em_autograd_grad(int noutputs, em_tensor *const *outputs, em_tensor *c
     if (st != EM_OK)
         for (int i = 0; i < ninputs; i++) em_release(grads[i]), grads[i] = NULL;
     free_captures(ninputs, caps);
+    free(caps);
     return st;
 }

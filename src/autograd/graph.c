@@ -60,7 +60,10 @@ const char *em_node_op_name(em_op op)
     return op_names[op];
 }
 
-void em_node_retain(em_node *n) { __atomic_add_fetch(&n->refcount, 1, __ATOMIC_RELAXED); }
+void em_node_retain(em_node *n)
+{
+    if (n) __atomic_add_fetch(&n->refcount, 1, __ATOMIC_RELAXED);
+}
 
 static void free_hook(em_hook *h)
 {
@@ -94,6 +97,7 @@ void em_node_release(em_node *n)
     /* iterative, so that releasing a long chain does not recurse per node */
     em_node *stack[256];
     int top = 0;
+    if (!n) return; /* NULL-safe, as free */
     stack[top++] = n;
     while (top) {
         em_node *m = stack[--top];
@@ -249,6 +253,7 @@ em_node *em_gradient_edge(em_tensor *t, int *input_nr)
 /* ---- the public tensor-level API --------------------------------------- */
 em_status em_set_requires_grad(em_tensor *t, bool requires_grad)
 {
+    if (EM_NULL(t)) return em_error_code();
     if (em_view_refresh(t)) return em_error_code();
     em_meta *m = em_meta_get(t);
     if (m && m->grad_fn) {
@@ -272,6 +277,7 @@ em_status em_set_requires_grad(em_tensor *t, bool requires_grad)
  * cannot be made (out of memory) they answer from the old one. */
 bool em_requires_grad(const em_tensor *t)
 {
+    if (EM_NULL(t)) return false;
     em_view_refresh((em_tensor *)t);
     const em_meta *m = em_meta_get(t);
     return m && (m->requires_grad || m->grad_fn);
@@ -279,6 +285,7 @@ bool em_requires_grad(const em_tensor *t)
 
 bool em_is_leaf(const em_tensor *t)
 {
+    if (EM_NULL(t)) return false;
     em_view_refresh((em_tensor *)t);
     const em_meta *m = em_meta_get(t);
     return !m || !m->grad_fn;
@@ -286,12 +293,14 @@ bool em_is_leaf(const em_tensor *t)
 
 em_tensor *em_get_grad(const em_tensor *t)
 {
+    if (EM_NULL(t)) return NULL;
     const em_meta *m = em_meta_get(t);
     return m && m->grad ? em_retain(m->grad) : NULL;
 }
 
 em_status em_set_grad(em_tensor *t, const em_tensor *grad)
 {
+    if (EM_NULL(t)) return em_error_code();
     if (grad && (grad->ndim != t->ndim || memcmp(grad->sizes, t->sizes, t->ndim * sizeof *t->sizes)))
         return em_fail(EM_ERR_SHAPE, "assigned grad has data of a different size");
     if (grad && grad->dtype != t->dtype) return em_fail(EM_ERR_DTYPE, "assigned grad has data of a different type");
@@ -305,6 +314,7 @@ em_status em_set_grad(em_tensor *t, const em_tensor *grad)
 
 em_node *em_grad_fn(const em_tensor *t)
 {
+    if (EM_NULL(t)) return NULL;
     em_view_refresh((em_tensor *)t);
     const em_meta *m = em_meta_get(t);
     return m ? m->grad_fn : NULL;
@@ -312,6 +322,7 @@ em_node *em_grad_fn(const em_tensor *t)
 
 em_tensor *em_detach(const em_tensor *t)
 {
+    if (EM_NULL(t)) return NULL;
     return em_tensor_alias(t); /* no view: it follows no history */
 }
 
@@ -340,6 +351,7 @@ static em_hook *add_hook(em_hook **list)
 
 int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx, void (*free_ctx)(void *ctx))
 {
+    if (EM_NULL(t) || EM_NULL(fn)) return -1;
     em_hook **list = hook_list(t), *h;
     if (!list || !(h = add_hook(list))) return -1;
     h->fn = fn;
@@ -351,6 +363,7 @@ int em_register_hook(em_tensor *t, em_grad_hook_fn fn, void *ctx, void (*free_ct
 int em_register_post_accumulate_grad_hook(em_tensor *leaf, em_post_accumulate_hook_fn fn, void *ctx,
                                           void (*free_ctx)(void *ctx))
 {
+    if (EM_NULL(leaf) || EM_NULL(fn)) return -1;
     em_hook **list = hook_list(leaf), *h;
     if (!list) return -1;
     if (em_meta_get(leaf)->grad_fn) {
@@ -379,6 +392,7 @@ static bool unlink_hook(em_hook **list, int handle)
 
 em_status em_remove_hook(em_tensor *t, int handle)
 {
+    if (EM_NULL(t)) return em_error_code();
     em_hook **list = hook_list(t);
     if (!list) return em_error_code();
     if (unlink_hook(list, handle) || unlink_hook(&em_meta_get(t)->post_hooks, handle)) return EM_OK;
@@ -387,6 +401,7 @@ em_status em_remove_hook(em_tensor *t, int handle)
 
 em_status em_retain_grad(em_tensor *t)
 {
+    if (EM_NULL(t)) return em_error_code();
     if (em_view_refresh(t)) return em_error_code();
     em_meta *m = em_meta_get(t);
     if (!m || (!m->requires_grad && !m->grad_fn))
@@ -399,7 +414,7 @@ em_status em_retain_grad(em_tensor *t)
     return EM_OK;
 }
 
-bool em_is_inference(const em_tensor *t) { return t->flags & EM_FLAG_INFERENCE; }
+bool em_is_inference(const em_tensor *t) { return !EM_NULL(t) && (t->flags & EM_FLAG_INFERENCE); }
 
 em_status em_check_savable(const em_tensor *t)
 {
@@ -409,11 +424,12 @@ em_status em_check_savable(const em_tensor *t)
     return EM_OK;
 }
 
-const char *em_node_name(const em_node *n) { return n->name; }
-int em_node_num_next(const em_node *n) { return n->nin; }
-em_tensor *em_node_variable(const em_node *n) { return n->leaf; }
+const char *em_node_name(const em_node *n) { return EM_NULL(n) ? NULL : n->name; }
+int em_node_num_next(const em_node *n) { return EM_NULL(n) ? -1 : n->nin; }
+em_tensor *em_node_variable(const em_node *n) { return EM_NULL(n) ? NULL : n->leaf; }
 em_node *em_node_next(const em_node *n, int i, int *input_nr)
 {
+    if (EM_NULL(n)) return NULL;
     if (i < 0 || i >= n->nin) return em_error(EM_ERR_INDEX, "next_functions: index %d out of range", i);
     if (input_nr) *input_nr = n->next[i].input_nr;
     return n->next[i].node;

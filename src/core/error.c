@@ -23,11 +23,26 @@ void *em_error(em_status code, const char *fmt, ...)
 
 em_status em_fail(em_status code, const char *fmt, ...)
 {
+    if (!fmt) return em_null_arg(__func__, "fmt"), code;
     va_list ap;
     va_start(ap, fmt);
     set_error(code, fmt, ap);
     va_end(ap);
     return code;
+}
+
+bool em_null_arg(const char *function, const char *argument)
+{
+    em_error(EM_ERR_VALUE, "%s: %s is NULL", function, argument);
+    return true;
+}
+
+bool em_null_list(const char *function, const char *argument, int n, const void *const *list)
+{
+    if (n > 0 && !list) return em_null_arg(function, argument);
+    for (int k = 0; k < n; k++)
+        if (!list[k]) return em_error(EM_ERR_VALUE, "%s: %s[%d] is NULL", function, argument, k), true;
+    return false;
 }
 
 const char *em_last_error(void) { return err_msg; }

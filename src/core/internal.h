@@ -83,6 +83,22 @@ em_dtype em_result_type(int n, const em_tensor *const *ts);
  * `return em_error(EM_ERR_SHAPE, "...")`; em_fail() (public, core.h) does the
  * same returning the status. Messages name the op and the offending argument. */
 void *em_error(em_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Note [NULL arguments]
+ * Every exported function checks its pointer arguments before it reads
+ * anything, and fails with EM_ERR_VALUE "em_view: sizes is NULL" (the C
+ * function and the parameter as its header names them): NULL, a nonzero
+ * status, or the error value its header gives. A pointer may be NULL only
+ * where its header says so, and an array of length 0 may always be NULL.
+ * Write the checks with EM_NULL in the exported function itself (it names
+ * __func__); the pointwise family checks once, in src/ops/pointwise.c.
+ * tools/gen_null_test.py calls every function of the headers with NULL in
+ * each pointer position (tests/c/test_null_args.c). */
+bool em_null_arg(const char *function, const char *argument); /* sets the error; true */
+#define EM_NULL(p) (!(p) && em_null_arg(__func__, #p))
+#define EM_NULL_N(n, p) ((n) > 0 && EM_NULL(p)) /* an array of n elements */
+/* The same for an array of n pointers (NULL itself, or holding a NULL). */
+bool em_null_list(const char *function, const char *argument, int n, const void *const *list);
+#define EM_NULL_LIST(n, p) em_null_list(__func__, #p, (n), (const void *const *)(p))
 /* Thread-local scratch strings for messages: "[3, 4]"; four in rotation. */
 const char *em_shape_str(int ndim, const int64_t *sizes);
 
@@ -112,7 +128,8 @@ bool em_inference_mode(void);
 /* ---- tensor construction (no argument checks beyond overflow) -------- */
 em_storage *em_storage_new(size_t nbytes, em_device dev);
 void em_storage_release(em_storage *s);
-/* A new tensor over a new storage, contiguous. */
+/* A new tensor over a new storage, contiguous; refuses a negative size or a
+ * byte count that overflows (shapes computed from huge arguments). */
 em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device dev);
 /* A view of t's storage with the given geometry (offset in elements); its
  * base is t's root base (em_view_root). */
@@ -150,6 +167,10 @@ int em_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int6
 bool em_mul_overflow(int64_t a, int64_t b, int64_t *out);
 /* Validate sizes (non-negative, byte count fits); error naming `op`. */
 em_status em_check_sizes(int ndim, const int64_t *sizes, em_dtype dt, const char *op);
+/* The bytes of storage a geometry reaches (element `offset` on; 0 when it
+ * has no elements), overflow-checked; strides must be >= 0. Sizes checked. */
+em_status em_storage_extent(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, em_dtype dt,
+                            int64_t *nbytes, const char *op);
 
 #define EM_UNUSED(x) ((void)(x))
 

@@ -88,6 +88,7 @@ static uint64_t get_u64(const uint8_t *p)
 
 void em_generator_get_state(const em_generator *g, void *state)
 {
+    if (EM_NULL(state)) return;
     uint64_t seed, offset;
     snapshot(g, &seed, &offset);
     uint8_t *p = state;
@@ -98,9 +99,10 @@ void em_generator_get_state(const em_generator *g, void *state)
 
 em_status em_generator_set_state(em_generator *g, const void *state, size_t size)
 {
-    if (!state || size != EM_GENERATOR_STATE_SIZE)
+    if (EM_NULL(state)) return em_error_code();
+    if (size != EM_GENERATOR_STATE_SIZE)
         return em_fail(EM_ERR_RUNTIME, "set_state: RNG state is wrong size (expected %d bytes, got %zu)",
-                       EM_GENERATOR_STATE_SIZE, state ? size : 0);
+                       EM_GENERATOR_STATE_SIZE, size);
     const uint8_t *p = state;
     if (memcmp(p, state_tag, 8))
         return em_fail(EM_ERR_RUNTIME, "set_state: the bytes are not an Ember Philox generator state");

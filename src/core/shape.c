@@ -25,6 +25,7 @@ em_status em_check_sizes(int ndim, const int64_t *sizes, em_dtype dt, const char
     if (ndim < 0 || ndim > EM_MAX_DIMS)
         return em_fail(EM_ERR_SHAPE, "%s: %d dims given, at most %d are supported", op, ndim, EM_MAX_DIMS);
     if (!em_dtype_valid(dt)) return em_fail(EM_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dt);
+    if (ndim && !sizes) return em_fail(EM_ERR_VALUE, "em_%s: sizes is NULL", op); /* Note [NULL arguments] */
     int64_t bytes = (int64_t)em_dtypes[dt].size;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0)
@@ -37,8 +38,30 @@ em_status em_check_sizes(int ndim, const int64_t *sizes, em_dtype dt, const char
     return EM_OK;
 }
 
+em_status em_storage_extent(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset, em_dtype dt,
+                            int64_t *nbytes, const char *op)
+{
+    bool empty = false;
+    for (int i = 0; i < ndim; i++) {
+        if (strides[i] < 0) return em_fail(EM_ERR_VALUE, "%s: negative strides are not supported", op);
+        empty |= sizes[i] == 0;
+    }
+    *nbytes = 0;
+    if (empty) return EM_OK;
+    int64_t last = offset, span; /* the last element's index */
+    for (int i = 0; i < ndim; i++)
+        if (em_mul_overflow(sizes[i] - 1, strides[i], &span) || __builtin_add_overflow(last, span, &last))
+            return em_fail(EM_ERR_MEMORY, "%s: storage size calculation overflowed with sizes=%s and strides=%s", op,
+                           em_shape_str(ndim, sizes), em_shape_str(ndim, strides));
+    if (__builtin_add_overflow(last, 1, &last) || em_mul_overflow(last, (int64_t)em_dtypes[dt].size, nbytes))
+        return em_fail(EM_ERR_MEMORY, "%s: storage size calculation overflowed with sizes=%s and strides=%s", op,
+                       em_shape_str(ndim, sizes), em_shape_str(ndim, strides));
+    return EM_OK;
+}
+
 bool em_is_contiguous(const em_tensor *t)
 {
+    if (EM_NULL(t)) return false;
     int64_t expected = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->sizes[i] == 1) continue;

@@ -60,8 +60,11 @@ void em_release(em_tensor *t)
     }
 }
 
-void *em_binding(const em_tensor *t) { return t->binding; }
-void em_set_binding(em_tensor *t, void *obj) { t->binding = obj; }
+void *em_binding(const em_tensor *t) { return EM_NULL(t) ? NULL : t->binding; }
+void em_set_binding(em_tensor *t, void *obj)
+{
+    if (!EM_NULL(t)) t->binding = obj;
+}
 
 /* inference: whether the new tensor is an inference tensor (EM_FLAG_INFERENCE) */
 static em_tensor *tensor_alloc(em_storage *s, int ndim, const int64_t *sizes, const int64_t *strides,
@@ -89,7 +92,16 @@ static em_tensor *tensor_alloc(em_storage *s, int ndim, const int64_t *sizes, co
 
 em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device dev)
 {
-    int64_t strides[EM_MAX_DIMS];
+    /* shapes computed from huge arguments end here: refuse a wrapped size */
+    int64_t strides[EM_MAX_DIMS], bytes = (int64_t)em_dtypes[dt].size;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0)
+            return em_error(EM_ERR_SHAPE, "Trying to create tensor with negative dimension %lld: %s",
+                            (long long)sizes[i], em_shape_str(ndim, sizes));
+        if (em_mul_overflow(bytes, sizes[i], &bytes))
+            return em_error(EM_ERR_MEMORY, "Storage size calculation overflowed with sizes=%s",
+                            em_shape_str(ndim, sizes));
+    }
     em_contiguous_strides(ndim, sizes, strides);
     em_storage *s = em_storage_new(em_shape_numel(ndim, sizes) * em_dtypes[dt].size, dev);
     if (!s) return NULL;
@@ -139,20 +151,31 @@ em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt)
 }
 
 /* ---- accessors -------------------------------------------------------- */
-int em_ndim(const em_tensor *t) { return t->ndim; }
-const int64_t *em_sizes(const em_tensor *t) { return t->sizes; }
-const int64_t *em_strides(const em_tensor *t) { return t->strides; }
-int64_t em_numel(const em_tensor *t) { return em_shape_numel(t->ndim, t->sizes); }
-int64_t em_storage_offset(const em_tensor *t) { return t->offset; }
-em_dtype em_dtype_of(const em_tensor *t) { return (em_dtype)t->dtype; }
-em_device em_device_of(const em_tensor *t) { return t->storage->device; }
-void *em_data_ptr(const em_tensor *t) { return em_tensor_data(t); }
-uint64_t em_version(const em_tensor *t) { return __atomic_load_n(&t->storage->version, __ATOMIC_RELAXED); }
-bool em_is_same_storage(const em_tensor *a, const em_tensor *b) { return a->storage == b->storage; }
-bool em_is_wrapped_number(const em_tensor *t) { return t->flags & EM_FLAG_WRAPPED_NUMBER; }
+/* Each returns its header's error value for a NULL t (Note [NULL arguments]). */
+int em_ndim(const em_tensor *t) { return EM_NULL(t) ? -1 : t->ndim; }
+const int64_t *em_sizes(const em_tensor *t) { return EM_NULL(t) ? NULL : t->sizes; }
+const int64_t *em_strides(const em_tensor *t) { return EM_NULL(t) ? NULL : t->strides; }
+int64_t em_numel(const em_tensor *t) { return EM_NULL(t) ? -1 : em_shape_numel(t->ndim, t->sizes); }
+int64_t em_storage_offset(const em_tensor *t) { return EM_NULL(t) ? -1 : t->offset; }
+em_dtype em_dtype_of(const em_tensor *t) { return EM_NULL(t) ? EM_DTYPE_NONE : (em_dtype)t->dtype; }
+em_device em_device_of(const em_tensor *t)
+{
+    return EM_NULL(t) ? (em_device){-1, -1} : t->storage->device;
+}
+void *em_data_ptr(const em_tensor *t) { return EM_NULL(t) ? NULL : em_tensor_data(t); }
+uint64_t em_version(const em_tensor *t)
+{
+    return EM_NULL(t) ? 0 : __atomic_load_n(&t->storage->version, __ATOMIC_RELAXED);
+}
+bool em_is_same_storage(const em_tensor *a, const em_tensor *b)
+{
+    return !EM_NULL(a) && !EM_NULL(b) && a->storage == b->storage;
+}
+bool em_is_wrapped_number(const em_tensor *t) { return !EM_NULL(t) && (t->flags & EM_FLAG_WRAPPED_NUMBER); }
 
 int64_t em_size(const em_tensor *t, int dim)
 {
+    if (EM_NULL(t)) return -1;
     int d = em_wrap_dim(dim, t->ndim, "size");
     if (d < 0) return -1;
     return t->ndim ? t->sizes[d] : 1;
@@ -179,6 +202,7 @@ static char *element_ptr(const em_tensor *t, const int64_t *index, const char *o
 
 int em_item(const em_tensor *t, double *out)
 {
+    if (EM_NULL(t) || EM_NULL(out)) return em_error_code();
     if (check_cpu(t, "item")) return em_error_code();
     if (em_numel(t) != 1)
         return em_fail(EM_ERR_VALUE, "item: a Tensor with %lld elements cannot be converted to Scalar",
@@ -189,6 +213,7 @@ int em_item(const em_tensor *t, double *out)
 
 int em_get(const em_tensor *t, const int64_t *index, double *out)
 {
+    if (EM_NULL(t) || EM_NULL_N(t->ndim, index) || EM_NULL(out)) return em_error_code();
     if (check_cpu(t, "get")) return em_error_code();
     char *p = element_ptr(t, index, "get");
     if (!p) return em_error_code();
@@ -198,6 +223,7 @@ int em_get(const em_tensor *t, const int64_t *index, double *out)
 
 int em_set(em_tensor *t, const int64_t *index, double value)
 {
+    if (EM_NULL(t) || EM_NULL_N(t->ndim, index)) return em_error_code();
     if (check_cpu(t, "set")) return em_error_code();
     char *p = element_ptr(t, index, "set");
     if (!p) return em_error_code();
@@ -215,18 +241,9 @@ em_tensor *em_empty(int ndim, const int64_t *sizes, em_dtype dt)
 
 em_tensor *em_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt)
 {
-    if (em_check_sizes(ndim, sizes, dt, "empty_strided")) return NULL;
-    int64_t extent = 0; /* largest element offset + 1 */
-    for (int i = 0; i < ndim; i++) {
-        if (strides[i] < 0) return em_error(EM_ERR_VALUE, "empty_strided: negative strides are not supported");
-        int64_t span;
-        if (sizes[i] == 0) return em_empty(ndim, sizes, dt);
-        if (em_mul_overflow(sizes[i] - 1, strides[i], &span) || __builtin_add_overflow(extent, span, &extent))
-            return em_error(EM_ERR_MEMORY, "empty_strided: storage size overflows");
-    }
+    if (em_check_sizes(ndim, sizes, dt, "empty_strided") || EM_NULL_N(ndim, strides)) return NULL;
     int64_t bytes;
-    if (em_mul_overflow(extent + 1, (int64_t)em_dtypes[dt].size, &bytes))
-        return em_error(EM_ERR_MEMORY, "empty_strided: storage size overflows");
+    if (em_storage_extent(ndim, sizes, strides, 0, dt, &bytes, "empty_strided")) return NULL;
     em_storage *s = em_storage_new((size_t)bytes, EM_DEVICE_CPU);
     if (!s) return NULL;
     em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt, em_inference_mode());
@@ -259,7 +276,7 @@ em_tensor *em_scalar_int(int64_t value)
 em_tensor *em_from_data(const void *data, int ndim, const int64_t *sizes, em_dtype dt)
 {
     if (em_check_sizes(ndim, sizes, dt, "from_data")) return NULL;
-    if (!data && em_shape_numel(ndim, sizes)) return em_error(EM_ERR_VALUE, "from_data: data is NULL");
+    if (em_shape_numel(ndim, sizes) && EM_NULL(data)) return NULL;
     em_tensor *t = em_tensor_new(ndim, sizes, dt, EM_DEVICE_CPU);
     if (t && data) memcpy(em_tensor_data(t), data, em_shape_numel(ndim, sizes) * em_dtypes[dt].size);
     return t;
@@ -269,20 +286,18 @@ em_tensor *em_from_blob(void *data, int ndim, const int64_t *sizes, const int64_
                         void (*deleter)(void *ctx), void *ctx)
 {
     if (em_check_sizes(ndim, sizes, dt, "from_blob")) return NULL;
-    int64_t st[EM_MAX_DIMS], extent = 0;
+    int64_t st[EM_MAX_DIMS], bytes;
     if (!strides) {
         em_contiguous_strides(ndim, sizes, st);
         strides = st;
     }
-    for (int i = 0; i < ndim; i++) {
-        if (strides[i] < 0) return em_error(EM_ERR_VALUE, "from_blob: negative strides are not supported");
-        if (sizes[i]) extent += (sizes[i] - 1) * strides[i];
-    }
+    if (em_storage_extent(ndim, sizes, strides, 0, dt, &bytes, "from_blob")) return NULL;
+    if (bytes && EM_NULL(data)) return NULL;
     em_storage *s = malloc(sizeof *s);
     if (!s) return em_error(EM_ERR_MEMORY, "out of memory allocating a storage");
     s->refcount = 1;
     s->data = data;
-    s->nbytes = em_shape_numel(ndim, sizes) ? (size_t)(extent + 1) * em_dtypes[dt].size : 0;
+    s->nbytes = (size_t)bytes;
     s->device = EM_DEVICE_CPU;
     s->version = 0;
     s->deleter = deleter;

@@ -72,6 +72,7 @@ bool em_view_possible(const em_tensor *t, int n, const int64_t *sizes, int64_t *
 
 em_tensor *em_view(const em_tensor *t, int ndim, const int64_t *sizes)
 {
+    if (EM_NULL(t) || EM_NULL_N(ndim, sizes)) return NULL;
     int64_t ns[EM_MAX_DIMS], st[EM_MAX_DIMS];
     if (ndim < 0 || ndim > EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "view: too many dims (%d)", ndim);
     if (em_infer_size(ndim, sizes, em_numel(t), ns, "view")) return NULL;
@@ -84,21 +85,15 @@ em_tensor *em_view(const em_tensor *t, int ndim, const int64_t *sizes)
 em_tensor *em_as_strided(const em_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides,
                          int64_t storage_offset)
 {
+    if (EM_NULL(t) || EM_NULL_N(ndim, sizes) || EM_NULL_N(ndim, strides)) return NULL;
     if (em_check_sizes(ndim, sizes, (em_dtype)t->dtype, "as_strided")) return NULL;
     if (storage_offset < 0) return em_error(EM_ERR_VALUE, "as_strided: negative storage offset %lld", (long long)storage_offset);
-    int64_t extent = storage_offset + 1;
-    for (int i = 0; i < ndim; i++) {
-        if (strides[i] < 0) return em_error(EM_ERR_VALUE, "as_strided: negative strides are not supported");
-        if (sizes[i] == 0) { extent = 0; break; }
-        int64_t span;
-        if (em_mul_overflow(sizes[i] - 1, strides[i], &span) || __builtin_add_overflow(extent, span, &extent))
-            return em_error(EM_ERR_SHAPE, "as_strided: size and stride overflow");
-    }
-    if (extent * (int64_t)em_dtypes[t->dtype].size > (int64_t)t->storage->nbytes)
+    int64_t bytes;
+    if (em_storage_extent(ndim, sizes, strides, storage_offset, (em_dtype)t->dtype, &bytes, "as_strided")) return NULL;
+    if (bytes > (int64_t)t->storage->nbytes)
         return em_error(EM_ERR_SHAPE, "as_strided: setStorage: sizes %s, strides %s, storage offset %lld require "
                         "%lld bytes, but the storage has %zu", em_shape_str(ndim, sizes), em_shape_str(ndim, strides),
-                        (long long)storage_offset, (long long)(extent * (int64_t)em_dtypes[t->dtype].size),
-                        t->storage->nbytes);
+                        (long long)storage_offset, (long long)bytes, t->storage->nbytes);
     return em_tensor_view(t, ndim, sizes, strides, storage_offset);
 }
 
@@ -123,6 +118,7 @@ em_status em_set_(em_tensor *t, const em_tensor *src)
 
 em_tensor *em_permute(const em_tensor *t, const int *dims)
 {
+    if (EM_NULL(t) || EM_NULL_N(t->ndim, dims)) return NULL;
     int64_t sz[EM_MAX_DIMS], st[EM_MAX_DIMS];
     bool seen[EM_MAX_DIMS] = {0};
     for (int i = 0; i < t->ndim; i++) {
@@ -138,6 +134,7 @@ em_tensor *em_permute(const em_tensor *t, const int *dims)
 
 em_tensor *em_transpose(const em_tensor *t, int dim0, int dim1)
 {
+    if (EM_NULL(t)) return NULL;
     int a = em_wrap_dim(dim0, t->ndim, "transpose"), b = em_wrap_dim(dim1, t->ndim, "transpose");
     if (a < 0 || b < 0) return NULL;
     if (t->ndim == 0) return em_tensor_view(t, 0, NULL, NULL, t->offset);
@@ -151,12 +148,14 @@ em_tensor *em_transpose(const em_tensor *t, int dim0, int dim1)
 
 em_tensor *em_t(const em_tensor *t)
 {
+    if (EM_NULL(t)) return NULL;
     if (t->ndim > 2) return em_error(EM_ERR_SHAPE, "t() expects a tensor with <= 2 dimensions, but self is %dD", t->ndim);
     return t->ndim < 2 ? em_tensor_view(t, t->ndim, t->sizes, t->strides, t->offset) : em_transpose(t, 0, 1);
 }
 
 em_tensor *em_expand(const em_tensor *t, int ndim, const int64_t *sizes)
 {
+    if (EM_NULL(t) || EM_NULL_N(ndim, sizes)) return NULL;
     if (ndim < t->ndim)
         return em_error(EM_ERR_SHAPE, "expand: the number of sizes provided (%d) must be greater or equal to the "
                         "number of dimensions in the tensor (%d)", ndim, t->ndim);
@@ -182,13 +181,23 @@ em_tensor *em_expand(const em_tensor *t, int ndim, const int64_t *sizes)
                             em_shape_str(t->ndim, t->sizes));
         }
     }
+    int64_t numel = 1; /* stride 0 takes no memory, but the element count must fit */
+    for (int i = 0; i < ndim; i++)
+        if (em_mul_overflow(numel, sz[i], &numel))
+            return em_error(EM_ERR_MEMORY, "expand: numel: integer multiplication overflow (sizes %s)",
+                            em_shape_str(ndim, sz));
     return em_tensor_view(t, ndim, sz, st, t->offset);
 }
 
-em_tensor *em_expand_as(const em_tensor *t, const em_tensor *other) { return em_expand(t, other->ndim, other->sizes); }
+em_tensor *em_expand_as(const em_tensor *t, const em_tensor *other)
+{
+    if (EM_NULL(t) || EM_NULL(other)) return NULL;
+    return em_expand(t, other->ndim, other->sizes);
+}
 
 em_tensor *em_slice(const em_tensor *t, int dim, int64_t start, int64_t end, int64_t step)
 {
+    if (EM_NULL(t)) return NULL;
     if (t->ndim == 0) return em_error(EM_ERR_INDEX, "slice() cannot be applied to a 0-dim tensor.");
     int d = em_wrap_dim(dim, t->ndim, "slice");
     if (d < 0) return NULL;
@@ -208,6 +217,7 @@ em_tensor *em_slice(const em_tensor *t, int dim, int64_t start, int64_t end, int
 
 em_tensor *em_narrow(const em_tensor *t, int dim, int64_t start, int64_t length)
 {
+    if (EM_NULL(t)) return NULL;
     if (t->ndim == 0) return em_error(EM_ERR_INDEX, "narrow() cannot be applied to a 0-dim tensor.");
     int d = em_wrap_dim(dim, t->ndim, "narrow");
     if (d < 0) return NULL;
@@ -224,6 +234,7 @@ em_tensor *em_narrow(const em_tensor *t, int dim, int64_t start, int64_t length)
 
 em_tensor *em_select(const em_tensor *t, int dim, int64_t index)
 {
+    if (EM_NULL(t)) return NULL;
     if (t->ndim == 0) return em_error(EM_ERR_INDEX, "select() cannot be applied to a 0-dim tensor.");
     int d = em_wrap_dim(dim, t->ndim, "select");
     if (d < 0) return NULL;
@@ -249,6 +260,7 @@ static em_tensor *squeeze_mask(const em_tensor *t, const bool *drop)
 
 em_tensor *em_squeeze(const em_tensor *t)
 {
+    if (EM_NULL(t)) return NULL;
     bool drop[EM_MAX_DIMS];
     for (int i = 0; i < t->ndim; i++) drop[i] = t->sizes[i] == 1;
     return squeeze_mask(t, drop);
@@ -256,6 +268,7 @@ em_tensor *em_squeeze(const em_tensor *t)
 
 em_tensor *em_squeeze_dim(const em_tensor *t, int dim)
 {
+    if (EM_NULL(t)) return NULL;
     int d = em_wrap_dim(dim, t->ndim, "squeeze");
     if (d < 0) return NULL;
     bool drop[EM_MAX_DIMS] = {0};
@@ -265,6 +278,7 @@ em_tensor *em_squeeze_dim(const em_tensor *t, int dim)
 
 em_tensor *em_unsqueeze(const em_tensor *t, int dim)
 {
+    if (EM_NULL(t)) return NULL;
     int d = em_wrap_dim(dim, t->ndim + 1, "unsqueeze");
     if (d < 0) return NULL;
     if (t->ndim >= EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "unsqueeze: at most %d dims", EM_MAX_DIMS);
@@ -283,6 +297,7 @@ em_tensor *em_unsqueeze(const em_tensor *t, int dim)
 
 em_tensor *em_unflatten(const em_tensor *t, int dim, int nsizes, const int64_t *sizes)
 {
+    if (EM_NULL(t) || EM_NULL_N(nsizes, sizes)) return NULL;
     int d = em_wrap_dim(dim, t->ndim, "unflatten");
     if (d < 0) return NULL;
     if (t->ndim == 0) return em_error(EM_ERR_INDEX, "unflatten: cannot unflatten a 0-dim tensor");
@@ -299,6 +314,7 @@ em_tensor *em_unflatten(const em_tensor *t, int dim, int nsizes, const int64_t *
 
 em_tensor *em_movedim(const em_tensor *t, int nsrc, const int *src, const int *dst)
 {
+    if (EM_NULL(t) || EM_NULL_N(nsrc, src) || EM_NULL_N(nsrc, dst)) return NULL;
     int perm[EM_MAX_DIMS], n = t->ndim;
     bool used_src[EM_MAX_DIMS] = {0}, used_dst[EM_MAX_DIMS] = {0};
     if (nsrc < 0 || nsrc > n) return em_error(EM_ERR_SHAPE, "movedim: Invalid source or destination dims");
@@ -320,6 +336,7 @@ em_tensor *em_movedim(const em_tensor *t, int nsrc, const int *src, const int *d
 
 em_tensor *em_diagonal(const em_tensor *t, int64_t offset, int dim1, int dim2)
 {
+    if (EM_NULL(t)) return NULL;
     if (t->ndim < 2) return em_error(EM_ERR_SHAPE, "diagonal: expected a tensor with at least 2 dims, got %d", t->ndim);
     int a = em_wrap_dim(dim1, t->ndim, "diagonal"), b = em_wrap_dim(dim2, t->ndim, "diagonal");
     if (a < 0 || b < 0) return NULL;
@@ -349,6 +366,7 @@ em_tensor *em_diagonal(const em_tensor *t, int64_t offset, int dim1, int dim2)
 
 em_tensor *em_unfold(const em_tensor *t, int dim, int64_t size, int64_t step)
 {
+    if (EM_NULL(t)) return NULL;
     int d = em_wrap_dim(dim, t->ndim, "unfold");
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->sizes[d] : 1, s = t->ndim ? t->strides[d] : 1;
@@ -377,6 +395,7 @@ static void release_all(em_tensor **out, int n)
 
 int em_split_sizes(const em_tensor *t, int nsizes, const int64_t *sizes, int dim, em_tensor **out)
 {
+    if (EM_NULL(t) || EM_NULL_N(nsizes, sizes) || EM_NULL(out)) return em_error_code();
     if (t->ndim == 0) return em_fail(EM_ERR_SHAPE, "split expects at least a 1-dimensional tensor");
     int d = em_wrap_dim(dim, t->ndim, "split");
     if (d < 0) return em_error_code();
@@ -403,6 +422,7 @@ int em_split_sizes(const em_tensor *t, int nsizes, const int64_t *sizes, int dim
 
 int em_split(const em_tensor *t, int64_t split_size, int dim, em_tensor **out, int *n)
 {
+    if (EM_NULL(t) || EM_NULL(out) || EM_NULL(n)) return em_error_code();
     if (t->ndim == 0) return em_fail(EM_ERR_SHAPE, "split expects at least a 1-dimensional tensor");
     int d = em_wrap_dim(dim, t->ndim, "split");
     if (d < 0) return em_error_code();
@@ -422,6 +442,7 @@ int em_split(const em_tensor *t, int64_t split_size, int dim, em_tensor **out, i
 
 int em_chunk(const em_tensor *t, int chunks, int dim, em_tensor **out, int *n)
 {
+    if (EM_NULL(t) || EM_NULL(out) || EM_NULL(n)) return em_error_code();
     if (t->ndim == 0) return em_fail(EM_ERR_SHAPE, "chunk expects at least a 1-dimensional tensor");
     if (chunks <= 0) return em_fail(EM_ERR_VALUE, "chunk expects `chunks` to be greater than 0, got: %d", chunks);
     int d = em_wrap_dim(dim, t->ndim, "chunk");
@@ -440,6 +461,7 @@ int em_chunk(const em_tensor *t, int chunks, int dim, em_tensor **out, int *n)
 
 int em_unbind(const em_tensor *t, int dim, em_tensor **out, int *n)
 {
+    if (EM_NULL(t) || EM_NULL(out) || EM_NULL(n)) return em_error_code();
     if (t->ndim == 0) return em_fail(EM_ERR_INDEX, "unbind: dimension specified as 0 but tensor has no dimensions");
     int d = em_wrap_dim(dim, t->ndim, "unbind");
     if (d < 0) return em_error_code();

@@ -136,6 +136,7 @@ em_status em_scaled_dot_product_attention_lse(const em_tensor *q, const em_tenso
                                               const em_tensor *attn_mask, bool is_causal, double scale,
                                               em_tensor **out, em_tensor **lse)
 {
+    if (EM_NULL(q) || EM_NULL(k) || EM_NULL(v) || EM_NULL(out) || EM_NULL(lse)) return em_error_code();
     sdpa_geom g = {0};
     if (check_qkv(q, k, v, attn_mask, is_causal, scale, &g)) return em_error_code();
     em_tensor *qe = operand(q, &g, g.L, g.E, true), *ke = operand(k, &g, g.S, g.E, true);

@@ -5,6 +5,7 @@
 #include "../ops/autocast.h"
 #include "../ops/dispatch.h"
 #include "conv_params.h"
+#include "window.h"
 #include <limits.h>
 #include <stdio.h>
 
@@ -191,10 +192,11 @@ static em_status check_convolution(const em_tensor *input, const em_tensor *weig
     bool small = false, too_small = false;
     for (int d = 0; d < nd; d++) {
         const int64_t in = input->sizes[2 + d], k = weight->sizes[2 + d];
-        kernel[d] = p->dilation[d] * (k - 1) + 1;
-        padded[d] = in + 2 * p->padding[d];
+        if (!em_window_span(k, p->dilation[d], &kernel[d]) || !em_window_padded(in, p->padding[d], &padded[d]) ||
+            (p->transposed &&
+             !em_window_transposed(in, k, p->stride[d], p->padding[d], p->dilation[d], p->extra[d], &outs[d])))
+            return em_window_overflow("convolution");
         if (p->transposed) {
-            outs[d] = (in - 1) * p->stride[d] - 2 * p->padding[d] + kernel[d] + p->extra[d];
             too_small |= outs[d] <= 0;
         } else {
             small |= padded[d] < kernel[d];
@@ -321,9 +323,11 @@ em_tensor *em_convolution_input_grad(const em_tensor *grad_output, const em_tens
         return narrow_spatial(convolution_impl(grad_output, weight, NULL, &p, false), nd, input_sizes);
     /* a transposed convolution whose output_padding restores the input's size */
     for (int d = 0; d < nd; d++) {
-        const int64_t k = weight->sizes[2 + d];
-        p.extra[d] = input_sizes[2 + d] -
-                     ((grad_output->sizes[2 + d] - 1) * p.stride[d] - 2 * p.padding[d] + p.dilation[d] * (k - 1) + 1);
+        int64_t reach; /* the transposed output's size without output_padding */
+        if (!em_window_transposed(grad_output->sizes[2 + d], weight->sizes[2 + d], p.stride[d], p.padding[d],
+                                  p.dilation[d], 0, &reach) ||
+            __builtin_sub_overflow(input_sizes[2 + d], reach, &p.extra[d]))
+            return em_window_overflow("convolution_input_grad"), NULL;
         if (p.extra[d] < 0)
             return em_error(EM_ERR_SHAPE, "convolution_input_grad: grad_output of size %lld in dim %d does not fit "
                             "an input of size %lld", (long long)grad_output->sizes[2 + d], d + 2,
@@ -350,8 +354,11 @@ em_tensor *em_convolution_weight_grad(const em_tensor *input, const em_tensor *g
     bool fits = X->sizes[0] == Gr->sizes[0] && X->sizes[1] % groups == 0 && Gr->sizes[1] % groups == 0 &&
                 Gr->sizes[1] > 0;
     for (int d = 0; d < nd && fits; d++) {
-        const int64_t span = X->sizes[2 + d] + 2 * p.padding[d] - p.dilation[d] * (kernel_size[d] - 1) - 1;
-        fits = kernel_size[d] > 0 && span >= 0 && Gr->sizes[2 + d] <= span / p.stride[d] + 1;
+        int64_t count;
+        if (kernel_size[d] > 0 && !em_window_count(X->sizes[2 + d], kernel_size[d], p.stride[d], p.padding[d],
+                                                   p.dilation[d], false, &count))
+            return em_window_overflow("convolution_weight_grad"), NULL;
+        fits = kernel_size[d] > 0 && count >= 1 && Gr->sizes[2 + d] <= count;
     }
     if (!fits)
         return em_error(EM_ERR_SHAPE, "convolution_weight_grad: input %s and grad_output %s do not fit the "

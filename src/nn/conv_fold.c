@@ -3,6 +3,7 @@
  * forms as recorded views, half types computed in float32. */
 #include "../ops/dispatch.h"
 #include "conv_params.h"
+#include "window.h"
 
 typedef struct fold_args {
     const char *kernel_name; /* PyTorch's, for the dtype message */
@@ -12,7 +13,6 @@ typedef struct fold_args {
 static em_status fold_params(fold_args *f, const int64_t *kernel_size, const int64_t *dilation,
                              const int64_t *padding, const int64_t *stride)
 {
-    if (!kernel_size) return em_fail(EM_ERR_VALUE, "%s: kernel_size must not be NULL", f->kernel_name);
     for (int d = 0; d < 2; d++) {
         f->k[d] = kernel_size[d];
         f->dil[d] = dilation ? dilation[d] : 1;
@@ -34,10 +34,16 @@ static em_status fold_params(fold_args *f, const int64_t *kernel_size, const int
     return EM_OK;
 }
 
-/* Sliding block positions per dim over an image of size `size`. */
-static int64_t blocks(const fold_args *f, int d, int64_t size)
+/* Sliding block positions in both dims over an image of size[2], and their
+ * product; false (the error set) when the arithmetic overflows. */
+static bool blocks(const fold_args *f, const int64_t *size, int64_t *b, int64_t *total, em_op op)
 {
-    return (size + 2 * f->pad[d] - (f->dil[d] * (f->k[d] - 1) + 1)) / f->stride[d] + 1;
+    for (int d = 0; d < 2; d++)
+        if (!em_window_count(size[d], f->k[d], f->stride[d], f->pad[d], f->dil[d], false, &b[d]))
+            return em_window_overflow(em_ops[op].name), false;
+    if (b[0] > 0 && b[1] > 0 && __builtin_mul_overflow(b[0], b[1], total))
+        return em_window_overflow(em_ops[op].name), false;
+    return true;
 }
 
 static em_status check_dtype(const fold_args *f, em_dtype dt)
@@ -98,14 +104,18 @@ static em_tensor *with_batch(fold_fn fn, const fold_args *f, const int64_t *outp
 static em_tensor *im2col_batched(const fold_args *f, const int64_t *output_size, const em_tensor *x)
 {
     const int64_t N = x->sizes[0], C = x->sizes[1], H = x->sizes[2], W = x->sizes[3];
-    const int64_t bh = blocks(f, 0, H), bw = blocks(f, 1, W);
+    int64_t b[2], L = 0, CK;
+    if (!blocks(f, x->sizes + 2, b, &L, EM_OP_im2col)) return NULL;
+    const int64_t bh = b[0], bw = b[1];
     if (bh < 1 || bw < 1)
         return em_error(EM_ERR_SHAPE, "Given input with spatial size (%lld, %lld), kernel_size=(%lld, %lld), "
                         "dilation=(%lld, %lld), padding=(%lld, %lld), calculated shape of the array of sliding blocks "
                         "as (%lld, %lld), but its components must be at least one.", (long long)H, (long long)W,
                         (long long)f->k[0], (long long)f->k[1], (long long)f->dil[0], (long long)f->dil[1],
                         (long long)f->pad[0], (long long)f->pad[1], (long long)bh, (long long)bw);
-    const int64_t shape[3] = {N, C * f->k[0] * f->k[1], bh * bw};
+    if (__builtin_mul_overflow(C, f->k[0], &CK) || __builtin_mul_overflow(CK, f->k[1], &CK))
+        return em_window_overflow("im2col"), NULL;
+    const int64_t shape[3] = {N, CK, L};
     EM_UNUSED(output_size);
     return run_fold(EM_OP_im2col, f, x, 3, shape);
 }
@@ -114,7 +124,7 @@ em_tensor *em_im2col(const em_tensor *input, const int64_t *kernel_size, const i
                      const int64_t *padding, const int64_t *stride)
 {
     fold_args f = {.kernel_name = "im2col_out_cpu"};
-    if (!input) return em_error(EM_ERR_VALUE, "im2col: input must not be NULL");
+    if (EM_NULL(input) || EM_NULL(kernel_size)) return NULL;
     if (fold_params(&f, kernel_size, dilation, padding, stride)) return NULL;
     const int b = input->ndim == 4;
     bool ok = input->ndim == 3 || input->ndim == 4;
@@ -128,20 +138,23 @@ em_tensor *em_im2col(const em_tensor *input, const int64_t *kernel_size, const i
 
 static em_tensor *col2im_batched(const fold_args *f, const int64_t *output_size, const em_tensor *x)
 {
-    const int64_t N = x->sizes[0], CK = x->sizes[1], L = x->sizes[2], kk = f->k[0] * f->k[1];
+    const int64_t N = x->sizes[0], CK = x->sizes[1], L = x->sizes[2];
+    int64_t kk, b[2], blocks_total = 0;
+    if (__builtin_mul_overflow(f->k[0], f->k[1], &kk)) return em_window_overflow("col2im"), NULL;
     if (CK % kk)
         return em_error(EM_ERR_SHAPE, "Expected size of input's dimension 1 to be divisible by the product of "
                         "kernel_size, but got input.size(1)=%lld and kernel_size=(%lld, %lld).", (long long)CK,
                         (long long)f->k[0], (long long)f->k[1]);
-    const int64_t bh = blocks(f, 0, output_size[0]), bw = blocks(f, 1, output_size[1]);
-    if (bh * bw != L || bh < 1 || bw < 1)
+    if (!blocks(f, output_size, b, &blocks_total, EM_OP_col2im)) return NULL;
+    const int64_t bh = b[0], bw = b[1];
+    if (bh < 1 || bw < 1 || blocks_total != L)
         return em_error(EM_ERR_SHAPE, "Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), dilation=(%lld, "
                         "%lld), padding=(%lld, %lld), stride=(%lld, %lld), expected size of input's dimension 2 to "
                         "match the calculated number of sliding blocks %lld * %lld = %lld, but got input.size(2)=%lld.",
                         (long long)output_size[0], (long long)output_size[1], (long long)f->k[0], (long long)f->k[1],
                         (long long)f->dil[0], (long long)f->dil[1], (long long)f->pad[0], (long long)f->pad[1],
                         (long long)f->stride[0], (long long)f->stride[1], (long long)bh, (long long)bw,
-                        (long long)(bh * bw), (long long)L);
+                        (long long)blocks_total, (long long)L);
     const int64_t shape[4] = {N, CK / kk, output_size[0], output_size[1]};
     return run_fold(EM_OP_col2im, f, x, 4, shape);
 }
@@ -150,7 +163,7 @@ em_tensor *em_col2im(const em_tensor *input, const int64_t *output_size, const i
                      const int64_t *dilation, const int64_t *padding, const int64_t *stride)
 {
     fold_args f = {.kernel_name = "col2im_out_cpu"};
-    if (!input || !output_size) return em_error(EM_ERR_VALUE, "col2im: input and output_size must not be NULL");
+    if (EM_NULL(input) || EM_NULL(output_size) || EM_NULL(kernel_size)) return NULL;
     if (fold_params(&f, kernel_size, dilation, padding, stride)) return NULL;
     const int b = input->ndim == 3;
     bool ok = input->ndim == 2 || input->ndim == 3;

@@ -2,6 +2,7 @@
  * F.conv_transpose1d/2d/3d, padding='same'): unbatched inputs and 'same'
  * padding as recorded views around em_convolution (conv.c). */
 #include "../ops/dispatch.h"
+#include "window.h"
 
 typedef struct conv_call {
     const int64_t *stride, *padding, *dilation, *output_padding;
@@ -62,7 +63,11 @@ em_tensor *em_conv_same(const em_tensor *input, const em_tensor *weight, const e
     int64_t pad[3];
     bool odd[3];
     for (int d = 0; d < nd; d++) {
-        const int64_t dil = dilation ? dilation[d] : 1, total = dil * (weight->sizes[2 + d] - 1);
+        const int64_t dil = dilation ? dilation[d] : 1;
+        int64_t total;
+        if (dil <= 0) return em_conv(input, weight, bias, nd, stride, NULL, dilation, groups); /* it reports */
+        if (!em_window_span(weight->sizes[2 + d], dil, &total)) return em_window_overflow("conv"), NULL;
+        total -= 1;
         pad[d] = total - total / 2;
         odd[d] = total % 2 != 0;
     }

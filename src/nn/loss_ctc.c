@@ -51,6 +51,7 @@ static em_status ctc_widths(const em_tensor *targets, const em_tensor *lengths, 
 em_status em_ctc_loss_raw(const em_tensor *lp, const em_tensor *targets, const em_tensor *lengths, int64_t blank,
                           bool zero_infinity, em_tensor **nll, em_tensor **log_alpha)
 {
+    if (EM_NULL(nll) || EM_NULL(log_alpha) || EM_NULL(lp) || EM_NULL(targets) || EM_NULL(lengths)) return em_error_code();
     *nll = *log_alpha = NULL;
     int64_t S, W;
     if (check_raw(lp, targets, lengths, blank) || ctc_widths(targets, lengths, &S, &W)) return em_error_code();

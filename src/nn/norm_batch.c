@@ -50,6 +50,7 @@ em_status em_native_batch_norm(em_tensor **out, const em_tensor *x, const em_ten
                                const em_tensor *bias, em_tensor *running_mean, em_tensor *running_var,
                                bool training, double momentum, double eps)
 {
+    if (EM_NULL(out) || EM_NULL(x)) return em_error_code();
     out[0] = out[1] = out[2] = NULL;
     const em_tensor *params[4] = {weight, bias, running_mean, running_var};
     if (check_batch_norm(x, params, training)) return em_error_code();
@@ -100,6 +101,7 @@ em_status em_batch_norm_backward(em_tensor **grads, const bool *mask, const em_t
                                  const em_tensor *x, const em_tensor *weight, const em_tensor *save_mean,
                                  const em_tensor *save_invstd, bool training)
 {
+    if (EM_NULL(grads) || EM_NULL(mask) || EM_NULL(grad_out) || EM_NULL(x)) return em_error_code();
     grads[0] = grads[1] = grads[2] = NULL;
     const em_tensor *params[4] = {weight, NULL, save_mean, save_invstd};
     if (!grad_out || !save_mean || !save_invstd) return em_fail(EM_ERR_VALUE, "batch_norm_backward: argument is NULL");

@@ -102,6 +102,7 @@ static em_status check_layer_norm(const em_tensor *x, int nnorm, const int64_t *
 em_status em_native_layer_norm(em_tensor **out, const em_tensor *x, int nnorm, const int64_t *normalized_shape,
                                const em_tensor *weight, const em_tensor *bias, double eps)
 {
+    if (EM_NULL(out) || EM_NULL(x) || EM_NULL_N(nnorm, normalized_shape)) return em_error_code();
     out[0] = out[1] = out[2] = NULL;
     rows_geom g;
     if (check_layer_norm(x, nnorm, normalized_shape, weight, bias, &g)) return em_error_code();
@@ -114,6 +115,7 @@ em_status em_native_layer_norm(em_tensor **out, const em_tensor *x, int nnorm, c
 em_tensor *em_layer_norm(const em_tensor *x, int nnorm, const int64_t *normalized_shape, const em_tensor *weight,
                          const em_tensor *bias, double eps)
 {
+    if (EM_NULL(x) || EM_NULL_N(nnorm, normalized_shape)) return NULL;
     em_tensor *out[3];
     if (em_native_layer_norm(out, x, nnorm, normalized_shape, weight, bias, eps)) return NULL;
     em_release(out[1]);
@@ -125,6 +127,7 @@ em_status em_layer_norm_backward(em_tensor **grads, const bool *mask, const em_t
                                  const em_tensor *x, int nnorm, const int64_t *normalized_shape,
                                  const em_tensor *mean, const em_tensor *rstd, const em_tensor *weight)
 {
+    if (EM_NULL(grads) || EM_NULL(mask) || EM_NULL(grad_out) || EM_NULL(x) || EM_NULL_N(nnorm, normalized_shape) || EM_NULL(mean) || EM_NULL(rstd)) return em_error_code();
     grads[0] = grads[1] = grads[2] = NULL;
     rows_geom g;
     if (!grad_out || !mean || !rstd) return em_fail(EM_ERR_VALUE, "layer_norm_backward: argument is NULL");
@@ -165,6 +168,7 @@ static em_status check_group_norm(const em_tensor *x, int64_t groups, const em_t
 em_status em_native_group_norm(em_tensor **out, const em_tensor *x, int64_t num_groups, const em_tensor *weight,
                                const em_tensor *bias, double eps)
 {
+    if (EM_NULL(out) || EM_NULL(x)) return em_error_code();
     out[0] = out[1] = out[2] = NULL;
     rows_geom g;
     if (check_group_norm(x, num_groups, weight, bias, &g)) return em_error_code();
@@ -186,6 +190,7 @@ em_status em_group_norm_backward(em_tensor **grads, const bool *mask, const em_t
                                  const em_tensor *x, const em_tensor *mean, const em_tensor *rstd,
                                  const em_tensor *weight, int64_t num_groups)
 {
+    if (EM_NULL(grads) || EM_NULL(mask) || EM_NULL(grad_out) || EM_NULL(x) || EM_NULL(mean) || EM_NULL(rstd)) return em_error_code();
     grads[0] = grads[1] = grads[2] = NULL;
     rows_geom g;
     if (!grad_out || !mean || !rstd) return em_fail(EM_ERR_VALUE, "group_norm_backward: argument is NULL");

@@ -10,20 +10,33 @@ static const char *mode_name(em_pad_mode m)
     return m >= EM_PAD_CONSTANT && m <= EM_PAD_CIRCULAR ? names[m] : "unknown";
 }
 
+/* n + before + after, with the error for an overflow (huge pads). */
+static bool padded_size(int64_t n, int64_t before, int64_t after, int d, int64_t *out)
+{
+    if (!__builtin_add_overflow(n, before, out) && !__builtin_add_overflow(*out, after, out)) return true;
+    em_error(EM_ERR_SHAPE, "pad: padding (%lld, %lld) of dimension %d overflows its size", (long long)before,
+             (long long)after, d);
+    return false;
+}
+
 /* x narrowed by the negative pads (a view), with PyTorch's error for a negative size. */
 static em_tensor *crop_negative(const em_tensor *x, int npad, const int64_t *pads)
 {
     em_tensor *inner = em_retain((em_tensor *)x);
     for (int k = 0; k < npad / 2 && inner; k++) {
         int d = x->ndim - 1 - k;
-        int64_t before = pads[2 * k], after = pads[2 * k + 1], n = x->sizes[d];
-        if (n + before + after < 0) {
+        int64_t before = pads[2 * k], after = pads[2 * k + 1], n = x->sizes[d], total;
+        if (!padded_size(n, before, after, d, &total)) {
+            em_release(inner);
+            return NULL;
+        }
+        if (total < 0) {
             em_release(inner);
             return em_error(EM_ERR_SHAPE, "The input size %lld, plus negative padding %lld and %lld resulted in a "
                             "negative output size, which is invalid. Check dimension %d of your input.",
                             (long long)n, (long long)before, (long long)after, d);
         }
-        int64_t lo = before < 0 ? -before : 0, hi = n - (after < 0 ? -after : 0);
+        int64_t lo = before < 0 ? -before : 0, hi = after < 0 ? n + after : n; /* total >= 0: no overflow */
         em_tensor *t = em_narrow(inner, d, lo, hi > lo ? hi - lo : 0);
         em_release(inner);
         inner = t;
@@ -39,7 +52,13 @@ static em_tensor *pad_constant(const em_tensor *x, int npad, const int64_t *pads
     if (!inner) return NULL;
     int64_t sizes[EM_MAX_DIMS];
     memcpy(sizes, x->sizes, x->ndim * sizeof *sizes);
-    for (int k = 0; k < npad / 2; k++) sizes[x->ndim - 1 - k] += pads[2 * k] + pads[2 * k + 1];
+    for (int k = 0; k < npad / 2; k++) {
+        int d = x->ndim - 1 - k;
+        if (!padded_size(sizes[d], pads[2 * k], pads[2 * k + 1], d, &sizes[d])) {
+            em_release(inner);
+            return NULL;
+        }
+    }
     em_tensor *out = em_full(x->ndim, sizes, value, (em_dtype)x->dtype);
     em_tensor *window = out ? em_retain(out) : NULL;
     for (int k = 0; k < npad / 2 && window; k++) {
@@ -88,7 +107,8 @@ static em_status pad_setup(int ndim, const int64_t *sizes, int npad, const int64
                            (long long)before, (long long)after, ndim - 1 - k, em_shape_str(ndim, sizes));
         if (mode == EM_PAD_CIRCULAR && (before > n || after > n))
             return em_fail(EM_ERR_SHAPE, "Padding value causes wrapping around more than once.");
-        g->in[j] = n, g->before[j] = before, g->out[j] = n + before + after;
+        if (!padded_size(n, before, after, ndim - 1 - k, &g->out[j])) return em_error_code();
+        g->in[j] = n, g->before[j] = before;
         if (g->out[j] < 1 && g->planes > 0)
             return em_fail(EM_ERR_SHAPE, "input (%c: %lld) is too small. Calculated output %c: %lld", "DHW"[j],
                            (long long)n, "DHW"[j], (long long)g->out[j]);

@@ -2,16 +2,7 @@
  * PyTorch's messages, output shapes, and the calls to the kernels (src/cpu/pool.c). Adaptive
  * pools are in pool_adaptive.c; shared checks in pool_common.c. */
 #include "pool_common.h"
-
-/* PyTorch's pooling_output_shape: floor (or ceil) of the window count, where with ceil_mode
- * the last window must start inside the input or its left padding. */
-static int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode)
-{
-    int64_t span = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-    int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
-    if (ceil_mode && (out - 1) * s >= in + p) out--;
-    return out;
-}
+#include "window.h"
 
 /* Fills the defaults (stride = kernel, dilation 1), checks the window against PyTorch's rules
  * and the input, and computes the geometry. allow_empty: max_pool1d's zero-sized output. */
@@ -22,6 +13,11 @@ static em_status pool_setup(const em_tensor *x, const em_pool_params *p0, const 
     *p = *p0;
     int nd = p->nd;
     if (nd < 1 || nd > 3) return em_fail(EM_ERR_VALUE, "%s: nd must be 1, 2 or 3, got %d", name, nd);
+    for (int k = 0; k < nd; k++) /* PyTorch's pooling takes C ints */
+        if (p->kernel[k] > INT32_MAX || p->stride[k] > INT32_MAX || p->padding[k] > INT32_MAX ||
+            p->dilation[k] > INT32_MAX)
+            return em_fail(EM_ERR_RUNTIME, "%s: integer out of range (a kernel size, stride, padding or dilation "
+                           "above 2**31 - 1)", name);
     for (int k = 0; k < nd; k++) {
         if (p->stride[k] == 0) p->stride[k] = p->kernel[k];
         if (p->dilation[k] == 0) p->dilation[k] = 1;
@@ -42,7 +38,8 @@ static em_status pool_setup(const em_tensor *x, const em_pool_params *p0, const 
     for (int k = 0; k < nd; k++) {
         int j = 3 - nd + k;
         g->k[j] = p->kernel[k], g->s[j] = p->stride[k], g->p[j] = p->padding[k], g->d[j] = p->dilation[k];
-        g->out[j] = pooled_size(g->in[j], g->k[j], g->s[j], g->p[j], g->d[j], p->ceil_mode);
+        if (!em_window_count(g->in[j], g->k[j], g->s[j], g->p[j], g->d[j], p->ceil_mode, &g->out[j]))
+            return em_window_overflow(name);
         small |= allow_empty ? g->out[j] < 0 : g->out[j] < 1;
     }
     if (small) {
@@ -242,10 +239,13 @@ em_tensor *em_max_unpool(const em_tensor *x, const em_tensor *indices, const em_
     int64_t osz[3], sizes[EM_MAX_DIMS], volume = 1;
     for (int k = 0; k < nd; k++) {
         int64_t in = x->sizes[x->ndim - nd + k], s = p->stride[k] ? p->stride[k] : p->kernel[k];
-        osz[k] = output_size ? output_size[k] : (in - 1) * s - 2 * p->padding[k] + p->kernel[k];
+        if (output_size) osz[k] = output_size[k];
+        else if (!em_window_transposed(in, p->kernel[k], s, p->padding[k], 1, 0, &osz[k]))
+            return em_window_overflow(name), NULL;
         if (osz[k] <= 0) return em_error(EM_ERR_SHAPE, "%s: output size must be positive, got %lld", name,
                                          (long long)osz[k]);
-        volume *= osz[k];
+        if (em_mul_overflow(volume, osz[k], &volume))
+            return em_error(EM_ERR_MEMORY, "%s: output size %s overflows", name, em_pool_dims_str(k + 1, osz));
     }
     int lead = x->ndim - nd;
     memcpy(sizes, x->sizes, lead * sizeof *sizes);

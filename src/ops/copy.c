@@ -54,6 +54,7 @@ em_tensor *em_full(int ndim, const int64_t *sizes, double v, em_dtype dt) { retu
 
 em_tensor *em_empty_like(const em_tensor *t, em_dtype dt)
 {
+    if (EM_NULL(t)) return NULL;
     if (dt == EM_DTYPE_NONE) dt = (em_dtype)t->dtype;
     if (!em_dtype_valid(dt)) return em_error(EM_ERR_DTYPE, "empty_like: invalid dtype %d", (int)dt);
     return em_tensor_new(t->ndim, t->sizes, dt, t->storage->device);
@@ -75,13 +76,15 @@ static em_tensor *copy_as(const em_tensor *t, em_dtype dt)
 
 em_tensor *em_contiguous(const em_tensor *t)
 {
+    if (EM_NULL(t)) return NULL;
     return em_is_contiguous(t) ? em_retain((em_tensor *)t) : copy_as(t, (em_dtype)t->dtype);
 }
 
-em_tensor *em_clone(const em_tensor *t) { return copy_as(t, (em_dtype)t->dtype); }
+em_tensor *em_clone(const em_tensor *t) { return EM_NULL(t) ? NULL : copy_as(t, (em_dtype)t->dtype); }
 
 em_tensor *em_to_dtype(const em_tensor *t, em_dtype dt)
 {
+    if (EM_NULL(t)) return NULL;
     if (!em_dtype_valid(dt)) return em_error(EM_ERR_DTYPE, "to: invalid dtype %d", (int)dt);
     return dt == t->dtype ? em_retain((em_tensor *)t) : copy_as(t, dt);
 }
@@ -89,6 +92,7 @@ em_tensor *em_to_dtype(const em_tensor *t, em_dtype dt)
 em_tensor *em_reshape(const em_tensor *t, int ndim, const int64_t *sizes)
 {
     int64_t ns[EM_MAX_DIMS], st[EM_MAX_DIMS];
+    if (EM_NULL(t) || EM_NULL_N(ndim, sizes)) return NULL;
     if (ndim < 0 || ndim > EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "reshape: too many dims (%d)", ndim);
     if (em_infer_size(ndim, sizes, em_numel(t), ns, "reshape")) return NULL;
     if (em_view_possible(t, ndim, ns, st)) return em_tensor_view(t, ndim, ns, st, t->offset);
@@ -101,6 +105,7 @@ em_tensor *em_reshape(const em_tensor *t, int ndim, const int64_t *sizes)
 
 em_tensor *em_flatten(const em_tensor *t, int start_dim, int end_dim)
 {
+    if (EM_NULL(t)) return NULL;
     int s = em_wrap_dim(start_dim, t->ndim, "flatten"), e = em_wrap_dim(end_dim, t->ndim, "flatten");
     if (s < 0 || e < 0) return NULL;
     if (s > e) return em_error(EM_ERR_VALUE, "flatten() has invalid args: start_dim cannot come after end_dim");
@@ -139,6 +144,7 @@ static em_status as_f64_pair(const em_tensor *a, const em_tensor *b, em_tensor *
 
 bool em_equal(const em_tensor *a, const em_tensor *b)
 {
+    if (EM_NULL(a) || EM_NULL(b)) return false;
     if (a->ndim != b->ndim || memcmp(a->sizes, b->sizes, a->ndim * sizeof *a->sizes)) return false;
     em_tensor *fa, *fb;
     if (as_f64_pair(a, b, &fa, &fb, "equal")) return false;
@@ -153,6 +159,7 @@ bool em_equal(const em_tensor *a, const em_tensor *b)
 em_status em_allclose(const em_tensor *a, const em_tensor *b, double rtol, double atol, bool equal_nan, bool *result)
 {
     em_tensor *fa, *fb;
+    if (EM_NULL(a) || EM_NULL(b) || EM_NULL(result)) return em_error_code();
     if (as_f64_pair(a, b, &fa, &fb, "allclose")) return em_error_code();
     const double *x = (const double *)em_tensor_data(fa), *y = (const double *)em_tensor_data(fb);
     bool ok = true;

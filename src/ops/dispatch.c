@@ -91,10 +91,12 @@ bool em_can_cast(em_dtype from, em_dtype to)
 
 em_status em_resize_(em_tensor *t, int ndim, const int64_t *sizes)
 {
-    if (em_check_sizes(ndim, sizes, (em_dtype)t->dtype, "resize_")) return em_error_code();
-    int64_t numel = em_shape_numel(ndim, sizes);
-    size_t need = (size_t)(t->offset + numel) * em_dtypes[t->dtype].size;
-    if (need > t->storage->nbytes) {
+    if (EM_NULL(t) || em_check_sizes(ndim, sizes, (em_dtype)t->dtype, "resize_")) return em_error_code();
+    int64_t numel = em_shape_numel(ndim, sizes), need;
+    if (__builtin_add_overflow(t->offset, numel, &need) || em_mul_overflow(need, (int64_t)em_dtypes[t->dtype].size, &need))
+        return em_fail(EM_ERR_MEMORY, "resize_: storage size calculation overflowed with sizes=%s",
+                       em_shape_str(ndim, sizes));
+    if ((size_t)need > t->storage->nbytes) {
         em_storage *s = em_storage_new((size_t)numel * em_dtypes[t->dtype].size, t->storage->device);
         if (!s) return em_error_code();
         em_storage_release(t->storage);

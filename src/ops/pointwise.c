@@ -38,6 +38,20 @@ static void undo_resize(em_tensor *out, const em_tensor *before)
     memcpy(out->strides, before->strides, sizeof out->strides);
 }
 
+/* Note [NULL arguments] for the whole family: "em_add_out: b is NULL", with
+ * the parameter names of ops.h's declarations. */
+static bool null_argument(em_op op, int mode, const em_tensor *out, int nin, const em_tensor *const *in)
+{
+    static const char *const params[2][3][3] = {{{"x"}, {"a", "b"}, {"a", "b", "c"}},
+                                                {{"self"}, {"self", "other"}, {"self", "b", "c"}}};
+    static const char *const suffix[] = {[MODE_NEW] = "", [MODE_INPLACE] = "_", [MODE_OUT] = "_out"};
+    const char *arg = mode == MODE_OUT && !out ? "out" : NULL;
+    for (int k = 0; k < nin && !arg; k++)
+        if (!in[k]) arg = params[mode == MODE_INPLACE][nin - 1][k];
+    if (arg) em_error(EM_ERR_VALUE, "em_%s%s: %s is NULL", em_ops[op].name, suffix[mode], arg);
+    return arg != NULL;
+}
+
 /* Runs op on `in`; mode says where the result goes (a new tensor, in[0], or
  * `out`). Returns the result (a new reference in MODE_NEW, else borrowed). */
 static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const em_tensor *const *in,
@@ -46,8 +60,8 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
     const char *name = em_ops[op].name;
     int64_t shape[EM_MAX_DIMS];
     int ndim = 0;
+    if (null_argument(op, mode, out, nin, in)) return NULL;
     for (int k = 0; k < nin; k++) {
-        if (!in[k]) return em_error(EM_ERR_VALUE, "%s: argument %d is NULL", name, k + 1);
         ndim = em_broadcast_shapes(ndim, shape, in[k]->ndim, in[k]->sizes, shape, name);
         if (ndim < 0) return NULL;
     }
@@ -62,7 +76,6 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
         out = like ? em_tensor_new_like(in[0], result) : em_tensor_new(ndim, shape, result, in[0]->storage->device);
         if (!out) return NULL;
     } else {
-        if (!out) return em_error(EM_ERR_VALUE, "%s: out is NULL", name);
         if (!em_can_cast(result, (em_dtype)out->dtype))
             return em_error(EM_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", name,
                             em_dtypes[result].name, em_dtypes[out->dtype].name);
@@ -111,6 +124,7 @@ static em_tensor *op_new(em_op op, int nin, const em_tensor *const *in, const do
 }
 static em_status op_inplace(em_op op, int nin, const em_tensor *const *in, const double *p)
 {
+    if (null_argument(op, MODE_INPLACE, NULL, nin, in)) return em_error_code();
     if ((em_ops[op].flags & EM_F_NO_INPLACE))
         return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: has no in-place form", em_ops[op].name);
     return pointwise(op, MODE_INPLACE, (em_tensor *)in[0], nin, in, p) ? EM_OK : em_error_code();

@@ -44,10 +44,12 @@ static em_status extremum_dim(em_op op, const char *name, const em_tensor *x, in
 
 em_status em_max_dim(const em_tensor *x, int dim, bool keepdim, em_tensor **values, em_tensor **indices)
 {
+    if (EM_NULL(x) || EM_NULL(values) || EM_NULL(indices)) return em_error_code();
     return extremum_dim(EM_OP_max_dim, "max", x, dim, keepdim, values, indices);
 }
 em_status em_min_dim(const em_tensor *x, int dim, bool keepdim, em_tensor **values, em_tensor **indices)
 {
+    if (EM_NULL(x) || EM_NULL(values) || EM_NULL(indices)) return em_error_code();
     return extremum_dim(EM_OP_min_dim, "min", x, dim, keepdim, values, indices);
 }
 
@@ -141,14 +143,17 @@ static em_status select_dim(em_op op, const char *name, const char *kernel, unsi
 }
 em_status em_median_dim(const em_tensor *x, int dim, bool keepdim, em_tensor **values, em_tensor **indices)
 {
+    if (EM_NULL(x) || EM_NULL(values) || EM_NULL(indices)) return em_error_code();
     return select_dim(EM_OP_median_dim, "median", "median_out", MEDIAN_BAD, x, dim, keepdim, values, indices);
 }
 em_status em_nanmedian_dim(const em_tensor *x, int dim, bool keepdim, em_tensor **values, em_tensor **indices)
 {
+    if (EM_NULL(x) || EM_NULL(values) || EM_NULL(indices)) return em_error_code();
     return select_dim(EM_OP_nanmedian_dim, "nanmedian", "median_out", MEDIAN_BAD, x, dim, keepdim, values, indices);
 }
 em_status em_mode(const em_tensor *x, int dim, bool keepdim, em_tensor **values, em_tensor **indices)
 {
+    if (EM_NULL(x) || EM_NULL(values) || EM_NULL(indices)) return em_error_code();
     return select_dim(EM_OP_mode, "mode", "mode", NO_DTYPES, x, dim, keepdim, values, indices);
 }
 em_status em_median_dim_out(em_tensor *values, em_tensor *indices, const em_tensor *x, int dim, bool keepdim)

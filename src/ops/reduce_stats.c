@@ -35,6 +35,7 @@ em_tensor *em_std(const em_tensor *x, int ndims, const int *dims, double correct
 em_status em_var_mean(const em_tensor *x, int ndims, const int *dims, double correction, bool keepdim,
                       em_tensor **var, em_tensor **mean)
 {
+    if (EM_NULL(x) || EM_NULL(var) || EM_NULL(mean)) return em_error_code();
     em_tensor *r[2];
     em_status st = var_like(EM_OP_var_mean, x, ndims, dims, correction, keepdim, r);
     *var = st ? NULL : r[0];
@@ -44,6 +45,7 @@ em_status em_var_mean(const em_tensor *x, int ndims, const int *dims, double cor
 em_status em_std_mean(const em_tensor *x, int ndims, const int *dims, double correction, bool keepdim,
                       em_tensor **std, em_tensor **mean)
 {
+    if (EM_NULL(x) || EM_NULL(std) || EM_NULL(mean)) return em_error_code();
     em_tensor *r[2];
     em_status st = var_like(EM_OP_std_mean, x, ndims, dims, correction, keepdim, r);
     *std = st ? NULL : r[0];

@@ -77,10 +77,12 @@ static em_status cum_extremum(em_op op, const em_tensor *x, int dim, em_tensor *
 }
 em_status em_cummax(const em_tensor *x, int dim, em_tensor **values, em_tensor **indices)
 {
+    if (EM_NULL(x) || EM_NULL(values) || EM_NULL(indices)) return em_error_code();
     return cum_extremum(EM_OP_cummax, x, dim, values, indices);
 }
 em_status em_cummin(const em_tensor *x, int dim, em_tensor **values, em_tensor **indices)
 {
+    if (EM_NULL(x) || EM_NULL(values) || EM_NULL(indices)) return em_error_code();
     return cum_extremum(EM_OP_cummin, x, dim, values, indices);
 }
 

@@ -350,6 +350,7 @@ em_status em_meshgrid(int n, const em_tensor *const *ts, const char *indexing, e
 
 em_tensor *em_cartesian_prod(int n, const em_tensor *const *ts)
 {
+    if (EM_NULL_LIST(n, ts)) return NULL;
     for (int k = 0; k < n && ts; k++) {
         if (!ts[k]) return em_error(EM_ERR_VALUE, "cartesian_prod: tensor %d of the list is NULL", k);
         if (ts[k]->ndim != 1)
@@ -378,7 +379,7 @@ static em_tensor *flip_mask(em_op op, const em_tensor *x, uint32_t mask)
 
 em_tensor *em_flip(const em_tensor *x, int ndims, const int *dims)
 {
-    if (!x) return em_error(EM_ERR_VALUE, "flip: input is NULL");
+    if (EM_NULL(x) || EM_NULL_N(ndims, dims)) return NULL;
     uint32_t mask = 0;
     for (int i = 0; i < ndims; i++) {
         int d = em_wrap_dim(dims[i], x->ndim, "flip");
@@ -408,7 +409,7 @@ static int64_t modulo(int64_t s, int64_t n) { return (s % n + n) % n; }
 
 em_tensor *em_roll(const em_tensor *x, int nshifts, const int64_t *shifts, int ndims, const int *dims)
 {
-    if (!x) return em_error(EM_ERR_VALUE, "roll: input is NULL");
+    if (EM_NULL(x) || EM_NULL_N(nshifts, shifts) || EM_NULL_N(ndims, dims)) return NULL;
     if (nshifts <= 0) return em_error(EM_ERR_SHAPE, "roll: `shifts` required");
     if (ndims ? ndims != nshifts : nshifts != 1)
         return em_error(EM_ERR_SHAPE, "roll: shifts and dimensions must align. shifts: %d, dims:%d", nshifts, ndims);
@@ -490,7 +491,7 @@ static em_tensor *repeat_dims(em_op op, const em_tensor *x, int n, const int64_t
 
 em_tensor *em_repeat(const em_tensor *x, int n, const int64_t *repeats)
 {
-    if (!x) return em_error(EM_ERR_VALUE, "repeat: input is NULL");
+    if (EM_NULL(x) || EM_NULL_N(n, repeats)) return NULL;
     if (n < x->ndim)
         return em_error(EM_ERR_SHAPE, "repeat: Number of dimensions of repeat dims can not be smaller than number "
                         "of dimensions of tensor");
@@ -499,7 +500,7 @@ em_tensor *em_repeat(const em_tensor *x, int n, const int64_t *repeats)
 
 em_tensor *em_tile(const em_tensor *x, int n, const int64_t *repeats)
 {
-    if (!x) return em_error(EM_ERR_VALUE, "tile: input is NULL");
+    if (EM_NULL(x) || EM_NULL_N(n, repeats)) return NULL;
     if (n < 0 || n > EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "tile: %d repeats given, at most %d dims", n, EM_MAX_DIMS);
     int64_t padded[EM_MAX_DIMS];
     int lead = n < x->ndim ? x->ndim - n : 0; /* missing leading repeats are 1 */

@@ -25,6 +25,7 @@ static const struct {
 
 unsigned em_optimizer_state_slots(em_optimizer alg, const em_optim_options *o)
 {
+    if (EM_NULL(o)) return 0;
     switch (alg) {
     case EM_SGD: return o->momentum != 0;
     case EM_ADAM:
@@ -39,7 +40,8 @@ bool em_optimizer_uses_scalars(em_optimizer alg) { return (unsigned)alg < EM_OPT
 
 em_status em_optimizer_check(em_optimizer alg, const em_optim_options *o)
 {
-    if ((unsigned)alg >= EM_OPTIMIZER_COUNT || !o) return em_fail(EM_ERR_VALUE, "optimizer_step: unknown optimizer");
+    if (EM_NULL(o)) return em_error_code();
+    if ((unsigned)alg >= EM_OPTIMIZER_COUNT) return em_fail(EM_ERR_VALUE, "optimizer_step: unknown optimizer");
     /* PyTorch's constructor checks, with its messages */
     if (!(o->lr >= 0)) return em_fail(EM_ERR_VALUE, "Invalid learning rate: %g", o->lr);
     if (!(o->eps >= 0)) return em_fail(EM_ERR_VALUE, "Invalid epsilon value: %g", o->eps);
@@ -167,8 +169,8 @@ static em_status stage(staged *s, const em_optim_group *g, unsigned slots)
 
 em_status em_optimizer_step(em_optimizer alg, const em_optim_options *o, const em_optim_group *g)
 {
-    if (em_optimizer_check(alg, o)) return em_error_code();
-    if (!g || g->n < 0) return em_fail(EM_ERR_VALUE, "optimizer_step: a group is required");
+    if (EM_NULL(o) || EM_NULL(g) || em_optimizer_check(alg, o)) return em_error_code();
+    if (g->n < 0) return em_fail(EM_ERR_VALUE, "optimizer_step: negative parameter count %d", g->n);
     if (g->n == 0) return EM_OK;
     unsigned slots = em_optimizer_state_slots(alg, o);
     if (check_group(alg, g, slots)) return em_error_code();

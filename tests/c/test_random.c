@@ -102,7 +102,7 @@ TEST(generator_seed_state_clone)
     em_generator_get_state(g, state);
     CHECK_ERR(em_generator_set_state(g, state, 5), EM_ERR_RUNTIME);
     CHECK_ERR(em_generator_set_state(g, bad, sizeof bad), EM_ERR_RUNTIME);
-    CHECK_ERR(em_generator_set_state(g, NULL, sizeof bad), EM_ERR_RUNTIME);
+    CHECK_ERR(em_generator_set_state(g, NULL, sizeof bad), EM_ERR_VALUE);
     em_generator_get_state(g, kept);
     CHECK(!memcmp(state, kept, sizeof state));
     em_tensor *all[] = {a, b, c, d1, d2, dk, replay, again};
