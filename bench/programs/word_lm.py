@@ -13,7 +13,6 @@ Prints the loss and perplexity after each epoch and, last, one line
 import argparse
 import json
 import math
-import os
 import time
 
 import torch
