@@ -52,6 +52,7 @@ if __name__ == '__main__':
     parser.add_argument('--steps', type=int, default=1, help='LBFGS steps to run (the example: 15)')
     parser.add_argument('--length', type=int, default=100, help='time steps of each wave used (the example: 999)')
     parser.add_argument('--future', type=int, default=100, help='steps predicted past the end (the example: 1000)')
+    parser.add_argument('--max-iter', type=int, default=20, help="LBFGS's evaluations per step (default: 20)")
     parser.add_argument('--init', metavar='PATH', help='start from this state_dict')
     parser.add_argument('--save-init', metavar='PATH', help='save the initial state_dict here')
     parser.add_argument('--save', metavar='PATH', help='save the trained state_dict here')
@@ -74,7 +75,7 @@ if __name__ == '__main__':
         torch.save(seq.state_dict(), opt.save_init)
     criterion = nn.MSELoss()
     # use LBFGS as optimizer since we can load the whole data to train
-    optimizer = optim.LBFGS(seq.parameters(), lr=0.8)
+    optimizer = optim.LBFGS(seq.parameters(), lr=0.8, max_iter=opt.max_iter)
     closures = [0, 0.0]
     losses = []
     # begin to train
