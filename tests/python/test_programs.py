@@ -99,6 +99,7 @@ def close(a, b, rel):
 
 @needs_cuda
 @needs_backends
+@needs_torch_format
 def test_mnist_cnn_adadelta_steplr(tmp_path):
     """Starting from the same weights: the same initial test loss; after an
     epoch, comparable accuracy; each side's saved state_dict, loaded by the
