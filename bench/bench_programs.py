@@ -110,12 +110,12 @@ def run_demo(quick_run, cwd):
 @contextlib.contextmanager
 def spinning(pinned):
     """`python3 -c 'while True: pass'` for the duration of a with block;
-    pinned: kept on the last core."""
+    pinned: kept on the last core. Yields the process."""
     proc = subprocess.Popen([PYTHON, "-c", SPIN])
     try:
         if pinned:
             os.sched_setaffinity(proc.pid, {max(os.sched_getaffinity(0))})
-        yield
+        yield proc
     finally:
         proc.kill()
         proc.wait()

@@ -3,6 +3,7 @@ one core busy, busy/quiet) from synthetic figures, the RESULT and demo line
 parsers, measure() over a stand-in runner (a failing side becomes a note, not
 a crash; the spinner runs only for the busy runs and is gone afterwards),
 and one quick end-to-end run of the cheapest program on both libraries."""
+import contextlib
 import importlib.util
 import json
 import os
@@ -57,25 +58,31 @@ def test_alias_only_on_embers_side(monkeypatch):
 
 
 def test_measure_spins_only_while_busy(monkeypatch):
-    seen = []
+    seen, spinners = [], []
+    real = bp.spinning
 
-    def spinners():
-        out = subprocess.run(['pgrep', '-f', '-x', '%s -c %s' % (PYTHON, bp.SPIN)], capture_output=True, text=True)
-        return len(out.stdout.split())
+    @contextlib.contextmanager
+    def watched(pinned):
+        with real(pinned) as proc:
+            spinners.append(proc)
+            yield proc
 
     def runner(lib, case, quick_run, cwd):
-        seen.append((lib, spinners() > 0, quick_run, cwd))
+        busy = bool(spinners) and spinners[-1].poll() is None
+        if busy:
+            assert os.sched_getaffinity(spinners[-1].pid) == {max(os.sched_getaffinity(0))}  # pinned
+        seen.append((lib, busy, quick_run, cwd))
         if lib == 'ember':
             return None, 'ember: AttributeError: no cuda'
         return 2.0 if len(seen) < 3 else 5.0, None
 
+    monkeypatch.setattr(bp, 'spinning', watched)
     case = bp.Case('stand-in', 'x.py', 'seconds_per_epoch', 's/epoch')
-    before = spinners()
     rows = bp.measure(case, True, pinned=True, cwd='/tmp', runner=runner)
-    assert [(lib, busy > 0) for lib, busy, _, _ in seen] == [('torch', False), ('ember', False),
-                                                            ('torch', True), ('ember', True)]
+    assert [(lib, busy) for lib, busy, _, _ in seen] == [('torch', False), ('ember', False),
+                                                        ('torch', True), ('ember', True)]
     assert all(q is True and c == '/tmp' for _, _, q, c in seen)
-    assert spinners() == before  # the spinner is gone
+    assert len(spinners) == 1 and spinners[0].poll() is not None  # one spinner, gone afterwards
     assert [r['torch'] for r in rows] == [2.0, 5.0, 2.5]
     assert rows[0]['note'] == 'ember: AttributeError: no cuda'  # once, though both runs failed
 
