@@ -64,8 +64,10 @@ DEMO_CASE = "Fashion-MNIST demo: examples/train_fashion_mnist.py vs fashion_mnis
 
 def lib_env(lib):
     """The environment as it is (thread settings included: none are added),
-    with Ember's alias on the path for Ember and no PYTHONPATH for PyTorch."""
+    with Ember's alias on the path for Ember and no PYTHONPATH for PyTorch;
+    loads unpickle anything, as in the programs' PyTorch 1.13."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"  # 1.13's torch.load of whole modules (Ember: weights_only)
     if lib == "ember":
         env["PYTHONPATH"] = os.pathsep.join([ALIAS, os.path.join(ROOT, "python")])
     return env

@@ -46,6 +46,9 @@ def has_torch():
 def lib_env(lib):
     env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'EMBER_NUM_THREADS')}
     env.update(OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1', MKL_NUM_THREADS='1')
+    # The programs are 1.13's, whose torch.load unpickles anything (whole
+    # modules); Ember's load is weights_only by default, as PyTorch 2.6's.
+    env['TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'] = '1'
     if lib == 'ember':
         env['PYTHONPATH'] = os.pathsep.join([ALIAS, os.path.join(ROOT, 'python')])
     return env
