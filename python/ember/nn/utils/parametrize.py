@@ -45,13 +45,10 @@ def _assign(dest, value):
     """dest takes value's contents in place (keeping the object: a Parameter
     an optimizer holds stays the one updated)."""
     with ember.no_grad():
-        if hasattr(dest, 'set_'):
-            dest.set_(value)
-        elif dest.shape == value.shape:
+        if dest.shape == value.shape and dest.dtype == value.dtype:
             dest.copy_(value)
         else:
-            raise NotImplementedError(f'parametrize: a right_inverse that changes the shape ({tuple(dest.shape)} -> '
-                                      f'{tuple(value.shape)}) needs Tensor.set_, which Ember lacks')
+            dest.set_(value)
 
 
 def _right_inverse(modules, value):
