@@ -36,6 +36,8 @@ NULLABLE = [
     ("em_node_next", "input_nr", "not wanted (autograd.h)"),
     ("em_set_saved_tensors_hooks", "hooks|prev", "NULL: no hooks / previous ones not wanted (autograd_hooks.h)"),
     ("em_set_anomaly_hooks", "hooks", "NULL clears them (autograd_hooks.h)"),
+    ("em_profiler_events", "count", "not wanted (profiler.h)"),
+    ("em_profiler_set_stack_provider", "fn", "NULL removes the provider (profiler.h)"),
     ("em_register_hook|em_register_post_accumulate_grad_hook", "ctx|free_ctx",
      "the hook's context, and its destructor, may be NULL (autograd.h)"),
     ("em_function_apply", "user", "user data may be NULL (autograd.h)"),

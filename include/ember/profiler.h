@@ -28,8 +28,9 @@ em_status em_profiler_start(unsigned flags);
 /* Stops recording; the events stay readable until the next start or clear. */
 em_status em_profiler_stop(void);
 bool em_profiler_enabled(void);
-/* The recorded events in the order they began; the pointer is valid until
- * the next em_profiler_start / em_profiler_clear (not while recording). */
+/* The recorded events in the order they began, their number in *count
+ * (count may be NULL); the pointer is valid until the next
+ * em_profiler_start / em_profiler_clear (not while recording). */
 const em_profile_event *em_profiler_events(int64_t *count);
 void em_profiler_clear(void);
 

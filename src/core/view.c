@@ -99,6 +99,7 @@ em_tensor *em_as_strided(const em_tensor *t, int ndim, const int64_t *sizes, con
 
 em_status em_set_(em_tensor *t, const em_tensor *src)
 {
+    if (EM_NULL(t) || EM_NULL(src)) return EM_ERR_VALUE;
     if (t->dtype != src->dtype)
         return em_fail(EM_ERR_RUNTIME, "set_: expected source of dtype %s, got %s", em_dtypes[t->dtype].name,
                        em_dtypes[src->dtype].name);
