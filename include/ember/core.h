@@ -204,8 +204,13 @@ em_status em_storage_move_(em_tensor *t, void *data, size_t nbytes, void (*delet
 void em_empty_cache(void);
 
 /* ---- threads --------------------------------------------------------- */
-void em_set_num_threads(int n); /* also sizes BLAS's threads */
+/* Intra-op threads (src/core/threads.c): also sizes BLAS's and oneDNN's.
+ * Default EMBER_NUM_THREADS, else OMP_NUM_THREADS, else the physical cores. */
+void em_set_num_threads(int n);
 int em_get_num_threads(void);
+/* Kept for PyTorch's API (Ember has no inter-op pool): settable once. */
+em_status em_set_num_interop_threads(int n);
+int em_get_num_interop_threads(void);
 
 #ifdef __cplusplus
 }

@@ -70,13 +70,41 @@ static PyObject *initial_seed(PyObject *m, PyObject *unused)
     return PyLong_FromUnsignedLongLong(em_generator_initial_seed(NULL));
 }
 
+/* A positive thread count for fn (PyTorch's messages), or -1 with an error. */
+static long thread_count(PyObject *n, const char *fn)
+{
+    if (!PyLong_Check(n) || PyBool_Check(n)) {
+        PyErr_Format(PyExc_RuntimeError, "%s expects an int, but got %s", fn, Py_TYPE(n)->tp_name);
+        return -1;
+    }
+    long v = PyLong_AsLong(n);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v <= 0 || v > 1 << 16) {
+        PyErr_Format(PyExc_RuntimeError, "%s expects a positive integer", fn);
+        return -1;
+    }
+    return v;
+}
+
 static PyObject *set_num_threads(PyObject *m, PyObject *n)
 {
-    long v = PyLong_AsLong(n);
-    if (v == -1 && PyErr_Occurred()) return NULL;
-    if (v <= 0) return PyErr_Format(PyExc_RuntimeError, "set_num_threads expects a positive integer");
+    long v = thread_count(n, "set_num_threads");
+    if (v < 0) return NULL;
     em_set_num_threads((int)v);
     Py_RETURN_NONE;
+}
+
+static PyObject *set_num_interop_threads(PyObject *m, PyObject *n)
+{
+    long v = thread_count(n, "set_num_interop_threads");
+    if (v < 0) return NULL;
+    if (em_set_num_interop_threads((int)v)) return emp_raise();
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_num_interop_threads(PyObject *m, PyObject *unused)
+{
+    return PyLong_FromLong(em_get_num_interop_threads());
 }
 
 static PyObject *get_num_threads(PyObject *m, PyObject *unused) { return PyLong_FromLong(em_get_num_threads()); }
@@ -170,6 +198,8 @@ static PyMethodDef settings[] = {
     {"initial_seed", initial_seed, METH_NOARGS, NULL},
     {"set_num_threads", set_num_threads, METH_O, "Threads used by CPU kernels and BLAS."},
     {"get_num_threads", get_num_threads, METH_NOARGS, NULL},
+    {"set_num_interop_threads", set_num_interop_threads, METH_O, "Kept for PyTorch's API: settable once."},
+    {"get_num_interop_threads", get_num_interop_threads, METH_NOARGS, NULL},
     {"is_grad_enabled", is_grad_enabled, METH_NOARGS, NULL},
     {"_set_grad_enabled", set_grad_enabled, METH_O, NULL},
     {"is_inference_mode_enabled", is_inference_mode_enabled, METH_NOARGS, NULL},

@@ -7,7 +7,8 @@ methods, printing, grad-mode context managers.
 """
 from . import _C
 from ._C import (dtype, device, Size, Generator, default_generator, manual_seed, initial_seed,
-                 set_num_threads, get_num_threads, get_default_dtype, is_grad_enabled,
+                 set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads,
+                 get_default_dtype, is_grad_enabled,
                  is_inference_mode_enabled)
 from ._C import (uint8, int8, int16, int32, int64, float16, float32, float64, bfloat16, bool,
                  float, double, half, short, int, long)

@@ -6,10 +6,10 @@
 #ifndef EMBER_CPU_ATTENTION_H
 #define EMBER_CPU_ATTENTION_H
 
-#include "cpu.h"
+#include "gemm.h"
 #include "vmath.h"
 #include <cblas.h>
-#include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 /* Queries x keys per tile: a score tile is BQ x BK; the forward keeps one

@@ -16,8 +16,10 @@ static inline void FN(gemm)(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T
             for (int64_t i = 0; i < M; i++) memset(C + i * ldc, 0, (size_t)N * sizeof(T));
         return;
     }
+    const int omp = cpu_blas_begin();
     GEMM(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K,
          alpha, A, lda, B, ldb, beta, C, ldc);
+    cpu_blas_end(omp);
 }
 
 /* s = scale * Q[i0:i0+bq] K[j0:j0+bk]^T of batch b, masked: -inf where a query
@@ -87,29 +89,35 @@ static void FN(forward_tile)(const sdpa_ctx *x, int64_t b, int64_t i0, T *s, T *
     }
 }
 
+typedef struct FN(sdpa_fwd_job) {
+    const sdpa_ctx *x;
+    int64_t ntiles;
+    T *out, *lse;
+    _Atomic bool failed;
+} FN(sdpa_fwd_job);
+
+static void FN(forward_tiles)(void *p, int64_t begin, int64_t end)
+{
+    FN(sdpa_fwd_job) *j = p;
+    T *buf = malloc(sizeof(T) * (SDPA_BQ * SDPA_BK + 2 * SDPA_BQ));
+    if (!buf) {
+        j->failed = true;
+        return;
+    }
+    for (int64_t t = begin; t < end; t++)
+        FN(forward_tile)(j->x, t / j->ntiles, t % j->ntiles * SDPA_BQ, buf, buf + SDPA_BQ * SDPA_BK,
+                         buf + SDPA_BQ * SDPA_BK + SDPA_BQ, j->out, j->lse);
+    free(buf);
+}
+
 static em_status FN(sdpa_forward)(const em_call *c)
 {
     sdpa_ctx x;
     sdpa_ctx_init(&x, c, c->in[0], c->in[1], c->in[2], c->in[3]);
-    T *out = (T *)em_tensor_data(c->out[0]), *lse = (T *)em_tensor_data(c->out[1]);
-    const int64_t ntiles = (x.L + SDPA_BQ - 1) / SDPA_BQ, ntasks = x.nbatch * ntiles;
-    const bool par = ntasks > 1 && !omp_in_parallel() && (double)ntasks * SDPA_BQ * x.S * (x.E + x.Ev) > SDPA_GRAIN;
-    int failed = 0;
-#pragma omp parallel if (par)
-    {
-        T *buf = malloc(sizeof(T) * (SDPA_BQ * SDPA_BK + 2 * SDPA_BQ));
-        if (!buf) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp for schedule(dynamic)
-        for (int64_t t = 0; t < ntasks; t++)
-            if (buf)
-                FN(forward_tile)(&x, t / ntiles, t % ntiles * SDPA_BQ, buf, buf + SDPA_BQ * SDPA_BK,
-                                 buf + SDPA_BQ * SDPA_BK + SDPA_BQ, out, lse);
-        free(buf);
-    }
-    return failed ? em_fail(EM_ERR_MEMORY, "scaled_dot_product_attention: out of memory for tile buffers") : EM_OK;
+    FN(sdpa_fwd_job) j = {.x = &x, .ntiles = (x.L + SDPA_BQ - 1) / SDPA_BQ, .out = (T *)em_tensor_data(c->out[0]),
+                          .lse = (T *)em_tensor_data(c->out[1])};
+    em_parallel_for(x.nbatch * j.ntiles, SDPA_BQ * x.S * (x.E + x.Ev), SDPA_GRAIN, FN(forward_tiles), &j);
+    return j.failed ? em_fail(EM_ERR_MEMORY, "scaled_dot_product_attention: out of memory for tile buffers") : EM_OK;
 }
 
 /* ---- backward ---------------------------------------------------------------------- */
@@ -181,6 +189,39 @@ static void FN(dq_tile)(const sdpa_ctx *x, const FN(sdpa_grads) *g, int64_t b, i
 
 /* Two passes, each parallel without write conflicts: dK, dV by key tile, then
  * dQ by query tile (the score and dP tiles are recomputed in each). */
+typedef struct FN(sdpa_bwd_job) {
+    const sdpa_ctx *x;
+    const FN(sdpa_grads) *g;
+    int64_t nqt, nkt;
+    _Atomic bool failed;
+} FN(sdpa_bwd_job);
+
+static void FN(dkdv_tiles)(void *p, int64_t begin, int64_t end)
+{
+    FN(sdpa_bwd_job) *j = p;
+    T *buf = malloc(sizeof(T) * 3 * SDPA_BQ * SDPA_BK);
+    if (!buf) {
+        j->failed = true;
+        return;
+    }
+    for (int64_t t = begin; t < end; t++)
+        FN(dkdv_tile)(j->x, j->g, t / j->nkt, t % j->nkt * SDPA_BK, buf, buf + SDPA_BQ * SDPA_BK,
+                      buf + 2 * SDPA_BQ * SDPA_BK);
+    free(buf);
+}
+
+static void FN(dq_tiles)(void *p, int64_t begin, int64_t end)
+{
+    FN(sdpa_bwd_job) *j = p;
+    T *buf = malloc(sizeof(T) * 2 * SDPA_BQ * SDPA_BK);
+    if (!buf) {
+        j->failed = true;
+        return;
+    }
+    for (int64_t t = begin; t < end; t++) FN(dq_tile)(j->x, j->g, t / j->nqt, t % j->nqt * SDPA_BQ, buf, buf + SDPA_BQ * SDPA_BK);
+    free(buf);
+}
+
 static em_status FN(sdpa_backward)(const em_call *c)
 {
     sdpa_ctx x;
@@ -190,25 +231,10 @@ static em_status FN(sdpa_backward)(const em_call *c)
                         .dq = (T *)em_tensor_data(c->out[0]),
                         .dk = (T *)em_tensor_data(c->out[1]),
                         .dv = (T *)em_tensor_data(c->out[2])};
-    const int64_t nqt = (x.L + SDPA_BQ - 1) / SDPA_BQ, nkt = (x.S + SDPA_BK - 1) / SDPA_BK;
-    const bool par = !omp_in_parallel() && (double)x.nbatch * x.L * x.S * (x.E + x.Ev) > SDPA_GRAIN;
-    int failed = 0;
-#pragma omp parallel if (par)
-    {
-        T *buf = malloc(sizeof(T) * 3 * SDPA_BQ * SDPA_BK);
-        if (!buf) {
-#pragma omp atomic write
-            failed = 1;
-        }
-        T *s = buf, *dp = buf + SDPA_BQ * SDPA_BK, *p = buf + 2 * SDPA_BQ * SDPA_BK;
-#pragma omp for schedule(dynamic)
-        for (int64_t t = 0; t < x.nbatch * nkt; t++)
-            if (buf) FN(dkdv_tile)(&x, &g, t / nkt, t % nkt * SDPA_BK, s, dp, p);
-#pragma omp for schedule(dynamic)
-        for (int64_t t = 0; t < x.nbatch * nqt; t++)
-            if (buf) FN(dq_tile)(&x, &g, t / nqt, t % nqt * SDPA_BQ, s, dp);
-        free(buf);
-    }
+    FN(sdpa_bwd_job) j = {.x = &x, .g = &g, .nqt = (x.L + SDPA_BQ - 1) / SDPA_BQ, .nkt = (x.S + SDPA_BK - 1) / SDPA_BK};
+    em_parallel_for(x.nbatch * j.nkt, SDPA_BK * x.L * (x.E + x.Ev), SDPA_GRAIN, FN(dkdv_tiles), &j);
+    em_parallel_for(x.nbatch * j.nqt, SDPA_BQ * x.S * (x.E + x.Ev), SDPA_GRAIN, FN(dq_tiles), &j);
+    const bool failed = j.failed;
     return failed ? em_fail(EM_ERR_MEMORY, "scaled_dot_product_attention_backward: out of memory for tile buffers")
                   : EM_OK;
 }

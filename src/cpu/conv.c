@@ -22,20 +22,14 @@
  * blocked layouts run about twice as fast as im2col + sgemm (bench/bench_conv.py). */
 #include "conv_cols.h"
 #include "conv_dnnl.h"
-#include <cblas.h>
+#include "gemm.h"
 #include <omp.h>
 
 /* C = A' @ B' + beta * C, row-major, A' = A or A^T (ta), B' likewise. */
 static void gemm(em_dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *A, int64_t lda,
                  const char *B, int64_t ldb, double beta, char *C, int64_t ldc)
 {
-    const enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-    if (dt == EM_F32)
-        cblas_sgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, 1.0f, (const float *)A, (int)lda,
-                    (const float *)B, (int)ldb, (float)beta, (float *)C, (int)ldc);
-    else
-        cblas_dgemm(CblasRowMajor, TA, TB, (int)M, (int)N, (int)K, 1.0, (const double *)A, (int)lda,
-                    (const double *)B, (int)ldb, beta, (double *)C, (int)ldc);
+    cpu_gemm(dt, ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* rows (C, L) of one sample: row c = bias[c] (`add`: += bias[c]). */

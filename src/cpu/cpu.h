@@ -5,6 +5,7 @@
 #define EMBER_CPU_H
 
 #include "../core/iter.h"
+#include "../core/parallel.h"
 #include "../ops/dispatch.h"
 #include <math.h>
 
@@ -33,10 +34,6 @@ em_status cpu_pointwise(const em_call *c, const em_loop_fn loops[EM_DTYPE_COUNT]
 /* dst[i] = (dst dtype) src[i] for n elements, any dtype pair. */
 typedef void (*em_cast_fn)(char *dst, int64_t dst_stride, const char *src, int64_t src_stride, int64_t n);
 extern const em_cast_fn em_cast_table[EM_DTYPE_COUNT][EM_DTYPE_COUNT];
-
-/* Elementwise work below this many elements runs on one thread: a parallel
- * region costs 1-10 us on these machines (45 us to wake a sleeping thread). */
-#define EM_GRAIN 32768
 
 /* Run-time ISA dispatch: the loop is compiled for AVX-512, AVX2+FMA and
  * baseline x86-64, and the loader picks the best the CPU has. */

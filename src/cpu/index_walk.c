@@ -1,6 +1,5 @@
 /* The row-major walk of the index kernels (see index_walk.h). */
 #include "index_walk.h"
-#include <omp.h>
 
 void cpu_walk_init(cpu_walk *w, int nops, const em_tensor *const *ops)
 {
@@ -62,20 +61,26 @@ void cpu_walk_range(const cpu_walk *w, int64_t begin, int64_t end, cpu_walk_fn f
     }
 }
 
+typedef struct walk_job {
+    const cpu_walk *w;
+    cpu_walk_fn fn;
+    void *ctx;
+} walk_job;
+
+/* Blocks [begin, end) of 64 elements: whole cache lines of dst per thread. */
+static void walk_chunk(void *p, int64_t begin, int64_t end)
+{
+    const walk_job *j = p;
+    int64_t e = end * 64 < j->w->numel ? end * 64 : j->w->numel;
+    cpu_walk_range(j->w, begin * 64, e, j->fn, j->ctx);
+}
+
 void cpu_walk_run(const cpu_walk *w, bool parallel, cpu_walk_fn fn, void *ctx)
 {
-    int threads = omp_get_max_threads();
-    if (!parallel || w->numel < EM_GRAIN || threads <= 1 || omp_in_parallel()) {
+    if (!parallel) {
         cpu_walk_range(w, 0, w->numel, fn, ctx);
         return;
     }
-    int64_t chunks = w->numel / (EM_GRAIN / 2);
-    if (chunks > threads) chunks = threads;
-#pragma omp parallel num_threads((int)chunks)
-    {
-        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t per = ((w->numel + nt - 1) / nt + 63) & ~(int64_t)63; /* whole cache lines of dst per thread */
-        int64_t b = t * per, e = b + per < w->numel ? b + per : w->numel;
-        if (b < e) cpu_walk_range(w, b, e, fn, ctx);
-    }
+    walk_job j = {w, fn, ctx};
+    em_parallel_for((w->numel + 63) / 64, 64, EM_GRAIN_GATHER, walk_chunk, &j);
 }

@@ -18,7 +18,7 @@
  * A, B and C have c->dtype; C does not overlap A, B or input (input may be C
  * itself: in place) and has no internal overlap. beta == 0 ignores input
  * (nan included). Vectors reach BLAS as gemv or dot. */
-#include "cpu.h"
+#include "gemm.h"
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -187,6 +187,7 @@ static em_status blas_dot(em_dtype dt, int64_t K, double alpha, mat A, mat B, do
 {
     int64_t incx = A.cs, incy = B.rs;
     if (blas_vector(dt, K, &A.p, &incx, s, SCR_A) || blas_vector(dt, K, &B.p, &incy, s, SCR_B)) return EM_ERR_MEMORY;
+    const int omp = cpu_blas_begin();
     if (dt == EM_F32) {
         float d = cblas_sdot((int)K, (const float *)A.p, (int)incx, (const float *)B.p, (int)incy), *c = (float *)C.p;
         *c = beta == 0 ? (float)alpha * d : (float)beta * *c + (float)alpha * d;
@@ -194,6 +195,7 @@ static em_status blas_dot(em_dtype dt, int64_t K, double alpha, mat A, mat B, do
         double d = cblas_ddot((int)K, (const double *)A.p, (int)incx, (const double *)B.p, (int)incy), *c = (double *)C.p;
         *c = beta == 0 ? alpha * d : beta * *c + alpha * d;
     }
+    cpu_blas_end(omp);
     return EM_OK;
 }
 
@@ -211,12 +213,14 @@ static em_status blas_gemv(em_dtype dt, bool trans, int64_t rows, int64_t cols, 
     /* a column-major matrix is the row-major storage of its transpose */
     enum CBLAS_TRANSPOSE t = trans != colmajor ? CblasTrans : CblasNoTrans;
     int sr = (int)(colmajor ? cols : rows), sc = (int)(colmajor ? rows : cols);
+    const int omp = cpu_blas_begin();
     if (dt == EM_F32)
         cblas_sgemv(CblasRowMajor, t, sr, sc, (float)alpha, (const float *)Mt.p, ld, (const float *)x, (int)incx,
                     (float)beta, (float *)y, (int)incy);
     else
         cblas_dgemv(CblasRowMajor, t, sr, sc, alpha, (const double *)Mt.p, ld, (const double *)x, (int)incx, beta,
                     (double *)y, (int)incy);
+    cpu_blas_end(omp);
     return EM_OK;
 }
 
@@ -249,15 +253,13 @@ static em_status blas_gemm(em_dtype dt, int64_t M, int64_t N, int64_t K, double 
     }
     if (blas_operand(dt, M, K, &A, &acol, &lda, s, SCR_A) || blas_operand(dt, K, N, &B, &bcol, &ldb, s, SCR_B))
         return em_error_code();
-    /* In C's order, an operand stored in the other order is transposed. */
-    enum CBLAS_ORDER order = ccol ? CblasColMajor : CblasRowMajor;
-    enum CBLAS_TRANSPOSE ta = acol != ccol ? CblasTrans : CblasNoTrans, tb = bcol != ccol ? CblasTrans : CblasNoTrans;
-    if (dt == EM_F32)
-        cblas_sgemm(order, ta, tb, (int)M, (int)N, (int)K, (float)alpha, (const float *)A.p, lda,
-                    (const float *)B.p, ldb, (float)beta, (float *)Cw.p, ldc);
+    /* In C's order, an operand stored in the other order is transposed; a
+     * column-major C is the row-major storage of C^T = op(B)^T op(A)^T. */
+    const bool ta = acol != ccol, tb = bcol != ccol;
+    if (ccol)
+        cpu_gemm(dt, tb, ta, N, M, K, alpha, B.p, ldb, A.p, lda, beta, Cw.p, ldc);
     else
-        cblas_dgemm(order, ta, tb, (int)M, (int)N, (int)K, alpha, (const double *)A.p, lda, (const double *)B.p,
-                    ldb, beta, (double *)Cw.p, ldc);
+        cpu_gemm(dt, ta, tb, M, N, K, alpha, A.p, lda, B.p, ldb, beta, Cw.p, ldc);
     if (Cw.p != C.p) copy_mat(dt, C.p, C.rs, C.cs, dt, Cw.p, Cw.rs, Cw.cs, M, N);
     return EM_OK;
 }

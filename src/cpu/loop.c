@@ -1,10 +1,9 @@
 /* The CPU pointwise runner: walks an em_iter calling a kernel's 1-d loop on
- * each inner row, splits large work over OpenMP threads, and converts
+ * each inner row, splits large work over the thread pool, and converts
  * operands stored in another dtype than the loop's through small buffers.
  * Also the range check of op params kernels convert (cpu_check_param). */
 #include "cpu.h"
 #include <float.h>
-#include <omp.h>
 
 #define CAST_CHUNK 256 /* elements per conversion buffer: fits L1 for 10 operands */
 
@@ -85,6 +84,14 @@ static void run_range(const runner *r, int64_t begin, int64_t end)
     }
 }
 
+/* Blocks [begin, end) of 64 elements: threads never share a cache line. */
+static void block_chunk(void *p, int64_t begin, int64_t end)
+{
+    const runner *r = p;
+    int64_t e = end * 64 < r->it->numel ? end * 64 : r->it->numel;
+    run_range(r, begin * 64, e);
+}
+
 /* Is operand k one value broadcast over the whole iteration? */
 static bool is_one_value(const em_iter *it, int k)
 {
@@ -127,21 +134,7 @@ em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_CO
         }
         r.cast |= w != it.dtypes[k];
     }
-    int threads = omp_get_max_threads();
-    if (it.numel < EM_GRAIN || threads <= 1 || omp_in_parallel()) {
-        run_range(&r, 0, it.numel);
-        return EM_OK;
-    }
-    int64_t chunks = it.numel / (EM_GRAIN / 2);
-    if (chunks > threads) chunks = threads;
-#pragma omp parallel num_threads((int)chunks)
-    {
-        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        /* split on 64-element boundaries so threads never share a cache line */
-        int64_t per = ((it.numel + nt - 1) / nt + 63) & ~(int64_t)63;
-        int64_t b = t * per, e = b + per < it.numel ? b + per : it.numel;
-        if (b < e) run_range(&r, b, e);
-    }
+    em_parallel_for((it.numel + 63) / 64, 64, EM_GRAIN, block_chunk, &r);
     return EM_OK;
 }
 

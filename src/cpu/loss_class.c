@@ -11,7 +11,6 @@
 #include "cpu.h"
 #include "ember/loss.h"
 #include "vmath.h"
-#include <omp.h>
 
 #define COLS 64
 
@@ -37,7 +36,15 @@ static em_status check_targets(const geom *g)
     return EM_OK;
 }
 
-static bool threaded(const geom *g) { return g->N * g->S * g->C > EM_GRAIN && !omp_in_parallel(); }
+/* A parallel pass over rows: its operands (void pointers: one struct for
+ * both dtypes) and the call's scalars. */
+typedef struct class_job {
+    const geom *g;
+    const void *gr, *w, *x;
+    void *lse, *gx;
+    bool per_row;
+    double total;
+} class_job;
 
 #define CLASS_FNS(DT, T, EXP)                                                                        \
     /* log(sum(exp(x))) of a contiguous row, the max subtracted first */                          \
@@ -79,17 +86,26 @@ static bool threaded(const geom *g) { return g->N * g->S * g->C > EM_GRAIN && !o
     {                                                                                              \
         for (int64_t c = 0; c < C; c++) o[c] = EXP(x[c] - lse) * scale;                            \
     }                                                                                              \
-    static void lse_all_##DT(const geom *g, const T *x, T *lse)                                    \
+    static void lse_rows_##DT(void *p, int64_t k0, int64_t k1)                                     \
     {                                                                                              \
+        const class_job *j = p;                                                                    \
+        const geom *g = j->g;                                                                      \
+        const T *x = j->x;                                                                         \
+        T *lse = j->lse;                                                                           \
         int64_t nb = (g->S + COLS - 1) / COLS;                                                     \
-        _Pragma("omp parallel for schedule(static) if (threaded(g))")                              \
-        for (int64_t k = 0; k < g->N * nb; k++) {                                                  \
+        for (int64_t k = k0; k < k1; k++) {                                                        \
             int64_t n = k / nb, s0 = k % nb * COLS, m = g->S - s0 < COLS ? g->S - s0 : COLS;        \
             if (g->S == 1)                                                                         \
                 lse[n] = row_lse_##DT(x + n * g->C, g->C);                                         \
             else                                                                                   \
                 cols_lse_##DT(x + n * g->C * g->S + s0, g->C, g->S, m, lse + n * g->S + s0);        \
         }                                                                                          \
+    }                                                                                              \
+    static void lse_all_##DT(const geom *g, const T *x, T *lse)                                    \
+    {                                                                                              \
+        class_job j = {.g = g, .x = x, .lse = lse};                                                \
+        int64_t nb = (g->S + COLS - 1) / COLS;                                                     \
+        em_parallel_for(g->N * nb, g->C * (g->S < COLS ? g->S : COLS), EM_GRAIN_ROWS, lse_rows_##DT, &j);\
     }                                                                                              \
     /* loss of each row: w[t] (lse - x[t]) (nll: lse NULL, -w[t] x[t]); 0 when ignored. Writes    \
      * the per-row losses (none) or their sum / the total weight into out, the total to tw */      \
@@ -114,12 +130,16 @@ static bool threaded(const geom *g) { return g->N * g->S * g->C > EM_GRAIN && !o
     }                                                                                              \
     /* d loss / d x: scale[r] = w[t] grad[r] / total at each picked entry (nll: -scale; cross     \
      * entropy: softmax(x) scale - onehot scale), rows are zeroed first */                         \
-    static void backward_##DT(const geom *g, const T *gr, bool per_row, T total, const T *w,      \
-                              const T *x, const T *lse, T *gx)                                     \
+    static void backward_rows_##DT(void *p, int64_t n0, int64_t n1)                                \
     {                                                                                              \
+        const class_job *j = p;                                                                    \
+        const geom *g = j->g;                                                                      \
+        const T *gr = j->gr, *w = j->w, *x = j->x, *lse = j->lse;                                  \
+        const bool per_row = j->per_row;                                                           \
+        const T total = (T)j->total;                                                               \
+        T *gx = j->gx;                                                                             \
         int64_t CS = g->C * g->S;                                                                  \
-        _Pragma("omp parallel for schedule(static) if (threaded(g))")                              \
-        for (int64_t n = 0; n < g->N; n++) {                                                       \
+        for (int64_t n = n0; n < n1; n++) {                                                        \
             T *o = gx + n * CS;                                                                    \
             const T *xr = x ? x + n * CS : NULL;                                                   \
             for (int64_t s = 0; s < g->S; s++) {                                                   \
@@ -137,6 +157,13 @@ static bool threaded(const geom *g) { return g->N * g->S * g->C > EM_GRAIN && !o
                 if (t != g->ignore) o[t * g->S + s] -= scale;                                      \
             }                                                                                      \
         }                                                                                          \
+    }                                                                                              \
+    static void backward_##DT(const geom *g, const T *gr, bool per_row, T total, const T *w,       \
+                              const T *x, const T *lse, T *gx)                                     \
+    {                                                                                              \
+        class_job j = {.g = g, .gr = gr, .w = w, .x = x, .lse = (void *)lse, .gx = gx, .per_row = per_row, \
+                       .total = total};                                                            \
+        em_parallel_for(g->N, g->C * g->S, EM_GRAIN_ROWS, backward_rows_##DT, &j);                 \
     }
 
 CLASS_FNS(F32, float, em_vexpf)

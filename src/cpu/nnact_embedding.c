@@ -4,7 +4,6 @@
  * partitions the vocabulary across threads (each owns a block of rows and
  * scans every index), so rows are summed without races, in index order. */
 #include "cpu.h"
-#include <omp.h>
 #include <stdlib.h>
 
 static inline int64_t index_at(const em_tensor *idx, int64_t i)
@@ -23,6 +22,25 @@ static em_status check_range(const em_tensor *idx, int64_t num_weights)
     return EM_OK;
 }
 
+typedef struct emb_job {
+    const em_tensor *idx;
+    const char *src;
+    char *out;
+    int64_t dim, rs, cs, es;
+} emb_job;
+
+static void embedding_rows(void *p, int64_t i0, int64_t i1)
+{
+    const emb_job *j = p;
+    for (int64_t i = i0; i < i1; i++) {
+        const char *row = j->src + index_at(j->idx, i) * j->rs * j->es;
+        char *o = j->out + i * j->dim * j->es;
+        if (j->cs == 1) memcpy(o, row, (size_t)(j->dim * j->es));
+        else
+            for (int64_t k = 0; k < j->dim; k++) memcpy(o + k * j->es, row + k * j->cs * j->es, (size_t)j->es);
+    }
+}
+
 /* out (N..., D) = weight[idx] (weight (V, D), any strides, any dtype) */
 em_status cpu_embedding(const em_call *c)
 {
@@ -30,16 +48,9 @@ em_status cpu_embedding(const em_call *c)
     if (check_range(idx, w->sizes[0])) return em_error_code();
     const int64_t n = em_numel(idx), dim = w->sizes[1], rs = w->strides[0], cs = w->strides[1];
     const size_t es = em_dtypes[w->dtype].size;
-    const char *src = em_tensor_data(w);
-    char *out = em_tensor_data(c->out[0]);
-#pragma omp parallel for schedule(static) if (n * dim >= EM_GRAIN && !omp_in_parallel())
-    for (int64_t i = 0; i < n; i++) {
-        const char *row = src + index_at(idx, i) * rs * (int64_t)es;
-        char *o = out + i * dim * (int64_t)es;
-        if (cs == 1) memcpy(o, row, dim * es);
-        else
-            for (int64_t j = 0; j < dim; j++) memcpy(o + j * es, row + j * cs * (int64_t)es, es);
-    }
+    emb_job j = {.idx = idx, .src = em_tensor_data(w), .out = em_tensor_data(c->out[0]), .dim = dim, .rs = rs,
+                 .cs = cs, .es = (int64_t)es};
+    em_parallel_for(n, dim, EM_GRAIN_GATHER, embedding_rows, &j);
     return EM_OK;
 }
 
@@ -61,29 +72,38 @@ static int64_t *row_offsets(const em_tensor *g, int64_t nrows)
     return off;
 }
 
-/* out (V, D) = sum of grad rows by index; i = padding_idx, scale_grad_by_freq, V */
+typedef struct dense_job {
+    const em_call *c;
+    const int64_t *off, *counts;
+} dense_job;
+
+/* out (V, D) = sum of grad rows by index; i = padding_idx, scale_grad_by_freq, V. Threads take
+ * ranges of the vocabulary, each scanning every index: a row sums in index order either way */
 #define DENSE_BACKWARD(DT, T)                                                                          \
-    static void dense_backward_##DT(const em_call *c, const int64_t *off, const int64_t *counts)       \
+    static void dense_backward_rows_##DT(void *p, int64_t lo, int64_t hi)                              \
     {                                                                                                  \
+        const dense_job *jb = p;                                                                       \
+        const em_call *c = jb->c;                                                                      \
         const em_tensor *g = c->in[0], *idx = c->in[1];                                                \
-        const int64_t n = em_numel(idx), nw = c->i[2], dim = g->ndim ? g->sizes[g->ndim - 1] : 0;      \
+        const int64_t n = em_numel(idx), dim = g->ndim ? g->sizes[g->ndim - 1] : 0;                    \
         const int64_t cs = g->strides[g->ndim - 1], pad = c->i[0];                                     \
         const char *gd = em_tensor_data(g);                                                            \
         T *out = (T *)em_tensor_data(c->out[0]);                                                       \
-        memset(out, 0, nw * dim * sizeof(T));                                                          \
-        int threads = n * dim >= EM_GRAIN && !omp_in_parallel() ? omp_get_max_threads() : 1;           \
-        _Pragma("omp parallel num_threads(threads)")                                                   \
-        {                                                                                              \
-            int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();                              \
-            int64_t lo = nw * t / nt, hi = nw * (t + 1) / nt;                                          \
-            for (int64_t i = 0; i < n; i++) {                                                          \
-                int64_t v = index_at(idx, i);                                                          \
-                if (v < lo || v >= hi || v == pad) continue;                                           \
-                const T *row = (const T *)(gd + off[i]);                                               \
-                T *o = out + v * dim, s = counts ? (T)1 / (T)counts[v] : (T)1;                         \
-                for (int64_t j = 0; j < dim; j++) o[j] += row[j * cs] * s;                             \
-            }                                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                              \
+            int64_t v = index_at(idx, i);                                                              \
+            if (v < lo || v >= hi || v == pad) continue;                                               \
+            const T *row = (const T *)(gd + jb->off[i]);                                               \
+            T *o = out + v * dim, s = jb->counts ? (T)1 / (T)jb->counts[v] : (T)1;                     \
+            for (int64_t j = 0; j < dim; j++) o[j] += row[j * cs] * s;                                 \
         }                                                                                              \
+    }                                                                                                  \
+    static void dense_backward_##DT(const em_call *c, const int64_t *off, const int64_t *counts)       \
+    {                                                                                                  \
+        const em_tensor *g = c->in[0];                                                                 \
+        const int64_t n = em_numel(c->in[1]), nw = c->i[2], dim = g->ndim ? g->sizes[g->ndim - 1] : 0; \
+        memset(em_tensor_data(c->out[0]), 0, nw * dim * sizeof(T));                                    \
+        dense_job jb = {c, off, counts};                                                               \
+        em_parallel_for(nw, nw ? (n * dim + nw - 1) / nw : 1, EM_GRAIN_GATHER, dense_backward_rows_##DT, &jb); \
     }
 DENSE_BACKWARD(F32, float)
 DENSE_BACKWARD(F64, double)

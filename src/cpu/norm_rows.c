@@ -5,7 +5,6 @@
  * run of S elements. */
 #include "norm.h"
 #include "../nn/norm_call.h"
-#include <omp.h>
 #include <stdlib.h>
 
 #define ROW_NORM_FNS(DT, T)                                                                       \
@@ -76,50 +75,66 @@
             for (int64_t i = 0; i < S; i++) op[i] = gp[i] * a + (xp[i] - m) * k2 + k3;            \
         }                                                                                         \
     }                                                                                             \
-    static void rows_forward_##DT(const em_call *c)                                               \
-    {                                                                                             \
-        const int64_t R = c->i[0], G = c->i[1], K = c->i[2], S = c->i[3], L = K * S;              \
+    static void rows_forward_chunk_##DT(void *p, int64_t r0, int64_t r1)                            \
+    {                                                                                               \
+        const em_call *c = p;                                                                       \
+        const int64_t G = c->i[1], K = c->i[2], S = c->i[3], L = K * S;                             \
         const T *x = (const T *)em_tensor_data(c->in[0]), *w = (const T *)em_tensor_data(c->in[1]); \
-        const T *b = (const T *)em_tensor_data(c->in[2]);                                         \
-        T *y = (T *)em_tensor_data(c->out[0]), *mean = (T *)em_tensor_data(c->out[1]);            \
-        T *rstd = (T *)em_tensor_data(c->out[2]);                                                 \
-        _Pragma("omp parallel for schedule(static) if (norm_parallel(R * L, R))")                \
-        for (int64_t r = 0; r < R; r++) {                                                         \
-            int64_t wo = r % G * K;                                                               \
-            row_forward_##DT(x + r * L, y + r * L, w + wo, b + wo, K, S, c->f[0], mean + r, rstd + r); \
-        }                                                                                         \
-    }                                                                                             \
-    static em_status rows_backward_##DT(const em_call *c)                                         \
-    {                                                                                             \
-        const int64_t R = c->i[0], G = c->i[1], K = c->i[2], S = c->i[3], L = K * S, GK = G * K;  \
-        const T *dy = (const T *)em_tensor_data(c->in[0]), *x = (const T *)em_tensor_data(c->in[1]); \
-        const T *mean = (const T *)em_tensor_data(c->in[2]), *rstd = (const T *)em_tensor_data(c->in[3]); \
-        const T *w = (const T *)em_tensor_data(c->in[4]);                                         \
-        T *gx = c->out[0] ? (T *)em_tensor_data(c->out[0]) : NULL;                                \
-        T *gw = c->out[1] ? (T *)em_tensor_data(c->out[1]) : NULL;                                \
-        T *gb = c->out[2] ? (T *)em_tensor_data(c->out[2]) : NULL;                                \
-        const bool par = norm_parallel(R * L, R);                                                 \
-        const int nth = par ? em_get_num_threads() : 1;                                           \
-        /* per-thread accumulators of the weight and bias gradients */                           \
-        double *acc = gw || gb ? calloc((size_t)(2 * GK * nth), sizeof(double)) : NULL;           \
-        if ((gw || gb) && !acc) return em_fail(EM_ERR_MEMORY, "group/layer norm backward: out of memory"); \
-        _Pragma("omp parallel num_threads(nth) if (par)")                                         \
-        {                                                                                         \
-            int tid = omp_get_thread_num();                                                       \
-            double *aw = acc && gw ? acc + 2 * GK * tid : NULL, *ab = acc && gb ? acc + 2 * GK * tid + GK : NULL; \
-            _Pragma("omp for schedule(static)")                                                   \
-            for (int64_t r = 0; r < R; r++) {                                                     \
-                int64_t wo = r % G * K;                                                           \
-                row_backward_##DT(dy + r * L, x + r * L, gx ? gx + r * L : NULL, w + wo, K, S, mean[r], rstd[r], \
-                                  aw ? aw + wo : NULL, ab ? ab + wo : NULL);                      \
-            }                                                                                     \
-        }                                                                                         \
-        for (int64_t j = 0; j < GK && acc; j++) {                                                 \
-            double sw = 0, sb = 0;                                                                \
-            for (int t = 0; t < nth; t++) sw += acc[2 * GK * t + j], sb += acc[2 * GK * t + GK + j]; \
-            if (gw) gw[j] = (T)sw;                                                                \
-            if (gb) gb[j] = (T)sb;                                                                \
-        }                                                                                         \
+        const T *b = (const T *)em_tensor_data(c->in[2]);                                           \
+        T *y = (T *)em_tensor_data(c->out[0]), *mean = (T *)em_tensor_data(c->out[1]);              \
+        T *rstd = (T *)em_tensor_data(c->out[2]);                                                   \
+        for (int64_t r = r0; r < r1; r++) {                                                         \
+            int64_t wo = r % G * K;                                                                 \
+            row_forward_##DT(x + r * L, y + r * L, w + wo, b + wo, K, S, c->f[0], mean + r, rstd + r);\
+        }                                                                                           \
+    }                                                                                               \
+    static void rows_forward_##DT(const em_call *c)                                                 \
+    {                                                                                               \
+        em_parallel_for(c->i[0], c->i[2] * c->i[3], EM_GRAIN_ROWS, rows_forward_chunk_##DT, (void *)c);\
+    }                                                                                               \
+    /* a chunk of rows of the backward, with its own accumulators of the weight                     \
+     * and bias gradients (acc: 2 * G * K per chunk) */                                             \
+    typedef struct rows_bwd_##DT {                                                                  \
+        const em_call *c;                                                                           \
+        int64_t nchunks;                                                                            \
+        double *acc;                                                                                \
+    } rows_bwd_##DT;                                                                                \
+    static void rows_backward_chunk_##DT(void *p, int64_t k)                                        \
+    {                                                                                               \
+        const rows_bwd_##DT *j = p;                                                                 \
+        const em_call *c = j->c;                                                                    \
+        const int64_t R = c->i[0], G = c->i[1], K = c->i[2], S = c->i[3], L = K * S, GK = G * K;    \
+        const T *dy = (const T *)em_tensor_data(c->in[0]), *x = (const T *)em_tensor_data(c->in[1]);\
+        const T *mean = (const T *)em_tensor_data(c->in[2]), *rstd = (const T *)em_tensor_data(c->in[3]);\
+        const T *w = (const T *)em_tensor_data(c->in[4]);                                           \
+        T *gx = c->out[0] ? (T *)em_tensor_data(c->out[0]) : NULL;                                  \
+        double *aw = j->acc && c->out[1] ? j->acc + 2 * GK * k : NULL;                              \
+        double *ab = j->acc && c->out[2] ? j->acc + 2 * GK * k + GK : NULL;                         \
+        int64_t r0, r1;                                                                             \
+        em_parallel_range(R, j->nchunks, 1, k, &r0, &r1);                                           \
+        for (int64_t r = r0; r < r1; r++) {                                                         \
+            int64_t wo = r % G * K;                                                                 \
+            row_backward_##DT(dy + r * L, x + r * L, gx ? gx + r * L : NULL, w + wo, K, S, mean[r], rstd[r],\
+                              aw ? aw + wo : NULL, ab ? ab + wo : NULL);                            \
+        }                                                                                           \
+    }                                                                                               \
+    static em_status rows_backward_##DT(const em_call *c)                                           \
+    {                                                                                               \
+        const int64_t R = c->i[0], GK = c->i[1] * c->i[2];                                          \
+        T *gw = c->out[1] ? (T *)em_tensor_data(c->out[1]) : NULL;                                  \
+        T *gb = c->out[2] ? (T *)em_tensor_data(c->out[2]) : NULL;                                  \
+        int64_t nth = em_parallel_chunks(R * c->i[2] * c->i[3], EM_GRAIN_ROWS);                     \
+        if (nth > R) nth = R > 0 ? R : 1;                                                           \
+        double *acc = gw || gb ? calloc((size_t)(2 * GK * nth), sizeof(double)) : NULL;             \
+        if ((gw || gb) && !acc) return em_fail(EM_ERR_MEMORY, "group/layer norm backward: out of memory");\
+        rows_bwd_##DT job = {c, nth, acc};                                                          \
+        em_parallel_run(nth, rows_backward_chunk_##DT, &job);                                       \
+        for (int64_t j = 0; j < GK && acc; j++) {                                                   \
+            double sw = 0, sb = 0;                                                                  \
+            for (int64_t t = 0; t < nth; t++) sw += acc[2 * GK * t + j], sb += acc[2 * GK * t + GK + j];\
+            if (gw) gw[j] = (T)sw;                                                                  \
+            if (gb) gb[j] = (T)sb;                                                                  \
+        }                                                                                           \
         free(acc);                                                                                \
         return EM_OK;                                                                             \
     }

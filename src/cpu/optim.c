@@ -224,6 +224,28 @@ static void update_range(const em_optim_args *s, const coefs *k, int i, int64_t 
                      at(st[2], off), n);
 }
 
+typedef struct step_job {
+    const em_optim_args *s;
+    const coefs *k;
+    const int64_t *first_chunk;
+} step_job;
+
+static void step_chunks(void *p, int64_t begin, int64_t end)
+{
+    const step_job *j = p;
+    const em_optim_group *g = j->s->g;
+    for (int64_t ch = begin; ch < end; ch++) {
+        int lo = 0, hi = g->n - 1; /* the tensor holding chunk ch: first_chunk[t] <= ch < first_chunk[t + 1] */
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            if (j->first_chunk[mid] <= ch) lo = mid;
+            else hi = mid - 1;
+        }
+        int64_t off = (ch - j->first_chunk[lo]) * CHUNK, numel = em_numel(g->params[lo]);
+        update_range(j->s, j->k, lo, off, numel - off < CHUNK ? numel - off : CHUNK);
+    }
+}
+
 em_status cpu_optimizer_step(const em_call *c)
 {
     const em_optim_args *s = c->arg;
@@ -244,17 +266,8 @@ em_status cpu_optimizer_step(const em_call *c)
         first_chunk[i + 1] = first_chunk[i] + (numel + CHUNK - 1) / CHUNK;
     }
     int64_t chunks = first_chunk[g->n];
-#pragma omp parallel for schedule(static) if (total > EM_GRAIN)
-    for (int64_t ch = 0; ch < chunks; ch++) {
-        int lo = 0, hi = g->n - 1; /* the tensor holding chunk ch: first_chunk[t] <= ch < first_chunk[t + 1] */
-        while (lo < hi) {
-            int mid = (lo + hi + 1) / 2;
-            if (first_chunk[mid] <= ch) lo = mid;
-            else hi = mid - 1;
-        }
-        int64_t off = (ch - first_chunk[lo]) * CHUNK, numel = em_numel(g->params[lo]);
-        update_range(s, k, lo, off, numel - off < CHUNK ? numel - off : CHUNK);
-    }
+    step_job j = {s, k, first_chunk};
+    em_parallel_for(chunks, total / (chunks ? chunks : 1), EM_GRAIN, step_chunks, &j);
     free(k);
     free(first_chunk);
     return EM_OK;

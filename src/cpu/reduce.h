@@ -97,10 +97,12 @@ em_status em_red_kinds(const em_call *c, const em_red_kind *const *kinds, int fl
  * rejected it first). */
 em_status em_red_no_kernel(const em_call *c);
 
-/* Number of outputs of g, and whether work of `numel` elements should be
- * split over threads. */
+/* Number of outputs of g. */
 static inline int64_t em_red_nout(const em_red_geom *g) { return g->nrows * g->m; }
-bool em_red_parallel(int64_t numel);
+/* fn over ntask tasks sharing `numel` elements of work, split over threads
+ * at the reductions' grain (tasks are shape-determined: the split does not
+ * change results, Note [Deterministic blocking]). */
+void em_red_for(int64_t ntask, int64_t numel, em_range_fn fn, void *ctx);
 
 /* ---- defining kinds --------------------------------------------------
  * EM_RED_KIND(name, T, ACC, OUT, INIT, MAP, COMB, FIN) defines the kind

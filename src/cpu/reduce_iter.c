@@ -3,7 +3,6 @@
  * shape-determined blocks, merged pairwise, split over threads (Note
  * [Deterministic blocking]). */
 #include "reduce.h"
-#include <omp.h>
 #include <stdlib.h>
 
 
@@ -14,9 +13,9 @@
 _Static_assert(ROW_BLOCK / (EM_RED_LANES * EM_RED_LANE_ROWS) <= 1 << (EM_RED_LEVELS - 1), "row block too long");
 _Static_assert(COL_BLOCK / EM_RED_COL_ROWS <= 1 << (EM_RED_LEVELS - 1), "column block too long");
 
-bool em_red_parallel(int64_t numel)
+void em_red_for(int64_t ntask, int64_t numel, em_range_fn fn, void *ctx)
 {
-    return numel >= EM_GRAIN && omp_get_max_threads() > 1 && !omp_in_parallel();
+    em_parallel_for(ntask, ntask ? (numel + ntask - 1) / ntask : 1, EM_GRAIN_REDUCE, fn, ctx);
 }
 
 /* Merges the reduced dims of t into one run (*n elements, stride *sn) if
@@ -240,6 +239,16 @@ static void merge_task(const red_job *jb, int64_t t)
     k->finish(base, mm, p[0], p[1], os, jb->aux ? jb->aux + o * g->m + j0 : NULL, g->n, jb->c);
 }
 
+static void run_tasks(void *jb, int64_t begin, int64_t end)
+{
+    for (int64_t t = begin; t < end; t++) run_task(jb, t);
+}
+
+static void merge_tasks(void *jb, int64_t begin, int64_t end)
+{
+    for (int64_t t = begin; t < end; t++) merge_task(jb, t);
+}
+
 em_status em_red_run(const em_red_kind *k, const em_red_geom *g, char *out0, char *out1, bool flat,
                      const double *aux, const em_call *c)
 {
@@ -255,17 +264,9 @@ em_status em_red_run(const em_red_kind *k, const em_red_geom *g, char *out0, cha
         jb.partial = malloc((size_t)(g->nrows * jb.nrb * g->m) * k->acc_size);
         if (!jb.partial) return em_fail(EM_ERR_MEMORY, "%s: out of memory for partial results", em_ops[c->op].name);
     }
-    bool par = em_red_parallel(g->nrows * g->m * (g->n > 1 ? g->n : 1));
-    int64_t nmerge = jb.nrb > 1 ? g->nrows * jb.ncc : 0;
-    if (par) {
-#pragma omp parallel for schedule(static)
-        for (int64_t t = 0; t < ntask; t++) run_task(&jb, t);
-#pragma omp parallel for schedule(static) if (nmerge > 1)
-        for (int64_t t = 0; t < nmerge; t++) merge_task(&jb, t);
-    } else { /* no parallel region at all: even an if(0) one costs a team setup */
-        for (int64_t t = 0; t < ntask; t++) run_task(&jb, t);
-        for (int64_t t = 0; t < nmerge; t++) merge_task(&jb, t);
-    }
+    const int64_t numel = g->nrows * g->m * (g->n > 1 ? g->n : 1);
+    em_red_for(ntask, numel, run_tasks, &jb);
+    if (jb.nrb > 1) em_red_for(g->nrows * jb.ncc, numel, merge_tasks, &jb);
     free(jb.partial);
     return EM_OK;
 }

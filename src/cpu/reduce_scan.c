@@ -4,7 +4,6 @@
  * Uses the reduction geometry with x's shape as the output's: a scan along
  * a slow dim runs over whole rows of columns at once (vectorized). */
 #include "reduce.h"
-#include <omp.h>
 
 /* out[i * on] = scan of x[0..i]; cols does m columns (strides si, oi) at
  * once. idx (cummax/cummin) receives indices with out's strides. */
@@ -104,6 +103,30 @@ SCAN_KIND(logcumsumexp_F64, double, double, -INFINITY, log_add_exp)
     CUM_ARG_KIND(cummax_##DT, em_##DT##_t, CUM_MAX_TAKES) CUM_ARG_KIND(cummin_##DT, em_##DT##_t, CUM_MIN_TAKES)
 EM_FOR_ALL(CUM_ARG_KINDS)
 
+typedef struct scan_job {
+    const scan_kind *k;
+    const em_red_geom *g;
+    char *out, *idx;
+    int64_t cw, ncc;
+} scan_job;
+
+static void scan_tasks(void *p, int64_t begin, int64_t end)
+{
+    const scan_job *s = p;
+    const em_red_geom *g = s->g;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t o = t / s->ncc, j0 = t % s->ncc * s->cw, mm = g->m - j0 < s->cw ? g->m - j0 : s->cw, xoff, ooff;
+        em_red_geom_row(g, o, &xoff, &ooff);
+        const char *xp = g->x + (xoff + j0 * g->si) * (int64_t)g->xsize;
+        int64_t oe = ooff + j0 * g->oi;
+        char *op = s->out + oe * (int64_t)s->k->out_size, *ip = s->idx ? s->idx + oe * (int64_t)sizeof(int64_t) : NULL;
+        if (g->m > 1)
+            s->k->cols(xp, g->n, g->sn, mm, g->si, op, g->on, g->oi, ip);
+        else
+            s->k->row(xp, g->n, g->sn, op, g->on, ip);
+    }
+}
+
 /* Runs a scan over c->in[0] along the dim in c->i[0] into c->out[0] (and
  * the indices into c->out[1]); tasks are (outer row, column chunk). */
 static em_status run_scan(const em_call *c, const scan_kind *const *kinds)
@@ -112,21 +135,11 @@ static em_status run_scan(const em_call *c, const scan_kind *const *kinds)
     if (!k) return em_red_no_kernel(c);
     em_red_geom g;
     if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], 0)) return em_error_code();
-    char *out = em_tensor_data(c->out[0]), *idx = c->nout > 1 ? em_tensor_data(c->out[1]) : NULL;
-    int64_t cw = g.m > 1 ? EM_RED_COLS : 1, ncc = (g.m + cw - 1) / cw, ntask = g.n ? g.nrows * ncc : 0;
-    bool par = em_red_parallel(g.nrows * g.m * g.n) && ntask > 1;
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t t = 0; t < ntask; t++) {
-        int64_t o = t / ncc, j0 = t % ncc * cw, mm = g.m - j0 < cw ? g.m - j0 : cw, xoff, ooff;
-        em_red_geom_row(&g, o, &xoff, &ooff);
-        const char *xp = g.x + (xoff + j0 * g.si) * (int64_t)g.xsize;
-        int64_t oe = ooff + j0 * g.oi;
-        char *op = out + oe * (int64_t)k->out_size, *ip = idx ? idx + oe * (int64_t)sizeof(int64_t) : NULL;
-        if (g.m > 1)
-            k->cols(xp, g.n, g.sn, mm, g.si, op, g.on, g.oi, ip);
-        else
-            k->row(xp, g.n, g.sn, op, g.on, ip);
-    }
+    scan_job s = {.k = k, .g = &g, .out = em_tensor_data(c->out[0]), .idx = c->nout > 1 ? em_tensor_data(c->out[1]) : NULL};
+    s.cw = g.m > 1 ? EM_RED_COLS : 1;
+    s.ncc = (g.m + s.cw - 1) / s.cw;
+    int64_t ntask = g.n ? g.nrows * s.ncc : 0;
+    em_red_for(ntask, g.nrows * g.m * g.n, scan_tasks, &s);
     em_red_geom_free(&g);
     return EM_OK;
 }

@@ -3,7 +3,7 @@
  * the most frequent values, with the index of its last occurrence). Each
  * output gathers its n elements into a scratch buffer. */
 #include "reduce.h"
-#include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 /* The value of an empty median: NaN, or 0 for integers. */
@@ -100,6 +100,35 @@ EM_FOR_ALL(MODE_DT)
 
 typedef void (*select_fn)(const char *x, int64_t n, int64_t sn, bool flag, void *scratch, char *val, int64_t *idx);
 
+typedef struct select_job {
+    const em_red_geom *g;
+    select_fn fn;
+    size_t scratch_size;
+    bool flag;
+    char *out;
+    int64_t *idx;
+    _Atomic bool failed;
+} select_job;
+
+static void select_tasks(void *p, int64_t begin, int64_t end)
+{
+    select_job *s = p;
+    const em_red_geom *g = s->g;
+    const int64_t vsize = (int64_t)g->xsize;
+    void *scratch = malloc((size_t)(g->n ? g->n : 1) * s->scratch_size);
+    if (!scratch) {
+        s->failed = true;
+        return;
+    }
+    for (int64_t t = begin; t < end; t++) {
+        int64_t o = t / g->m, j = t % g->m, xoff, ooff, i;
+        em_red_geom_row(g, o, &xoff, &ooff);
+        s->fn(g->x + (xoff + j * g->si) * vsize, g->n, g->sn, s->flag, scratch, s->out + (ooff + j * g->oi) * vsize, &i);
+        if (s->idx) s->idx[ooff + j * g->oi] = i;
+    }
+    free(scratch);
+}
+
 /* Runs fn for every output of c (values in out[0], indices in out[1] if
  * any); scratch holds scratch_size bytes per reduced element. */
 static em_status run_select(const em_call *c, select_fn fn, size_t scratch_size, bool flag)
@@ -107,30 +136,12 @@ static em_status run_select(const em_call *c, select_fn fn, size_t scratch_size,
     if (!fn) return em_red_no_kernel(c);
     em_red_geom g;
     if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], 0)) return em_error_code();
-    char *out = em_tensor_data(c->out[0]);
-    int64_t *idx = c->nout > 1 ? (int64_t *)em_tensor_data(c->out[1]) : NULL;
-    int64_t nout = em_red_nout(&g), vsize = (int64_t)g.xsize;
-    int failed = 0;
-    bool par = em_red_parallel(nout * g.n) && nout > 1;
-#pragma omp parallel if (par)
-    {
-        void *scratch = malloc((size_t)(g.n ? g.n : 1) * scratch_size);
-        if (!scratch) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp for schedule(static)
-        for (int64_t t = 0; t < nout; t++) {
-            if (!scratch) continue;
-            int64_t o = t / g.m, j = t % g.m, xoff, ooff, i;
-            em_red_geom_row(&g, o, &xoff, &ooff);
-            fn(g.x + (xoff + j * g.si) * vsize, g.n, g.sn, flag, scratch, out + (ooff + j * g.oi) * vsize, &i);
-            if (idx) idx[ooff + j * g.oi] = i;
-        }
-        free(scratch);
-    }
+    select_job s = {.g = &g, .fn = fn, .scratch_size = scratch_size, .flag = flag, .out = em_tensor_data(c->out[0]),
+                    .idx = c->nout > 1 ? (int64_t *)em_tensor_data(c->out[1]) : NULL};
+    int64_t nout = em_red_nout(&g);
+    em_red_for(nout, nout * g.n, select_tasks, &s);
     em_red_geom_free(&g);
-    return failed ? em_fail(EM_ERR_MEMORY, "%s: out of memory", em_ops[c->op].name) : EM_OK;
+    return s.failed ? em_fail(EM_ERR_MEMORY, "%s: out of memory", em_ops[c->op].name) : EM_OK;
 }
 
 #define MEDIAN_ENTRY(DT) [EM_##DT] = median_##DT,

@@ -123,21 +123,35 @@
 SOFTMAX_FNS(F32, float, em_vexpf)
 SOFTMAX_FNS(F64, double, exp)
 
+typedef struct softmax_job {
+    const em_red_geom *g;
+    char *out;
+    int64_t cw, ncc;
+    bool take_log, f32;
+} softmax_job;
+
+static void softmax_tasks(void *p, int64_t begin, int64_t end)
+{
+    const softmax_job *s = p;
+    const int64_t m = s->g->m;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t o = t / s->ncc, j0 = t % s->ncc * s->cw, mm = m - j0 < s->cw ? m - j0 : s->cw;
+        if (s->f32)
+            softmax_task_F32(s->g, o, j0, mm, (float *)s->out, s->take_log);
+        else
+            softmax_task_F64(s->g, o, j0, mm, (double *)s->out, s->take_log);
+    }
+}
+
 static em_status run_softmax(const em_call *c, bool take_log)
 {
     em_red_geom g;
     if (em_red_geom_init(&g, c->in[0], c->out[0]->strides, (uint32_t)c->i[0], 0)) return em_error_code();
-    int64_t cw = g.m > 1 ? EM_RED_COLS : 1, ncc = (g.m + cw - 1) / cw, ntask = g.n ? g.nrows * ncc : 0;
-    bool par = em_red_parallel(g.nrows * g.m * g.n) && ntask > 1;
-    char *out = em_tensor_data(c->out[0]);
-#pragma omp parallel for schedule(static) if (par)
-    for (int64_t t = 0; t < ntask; t++) {
-        int64_t o = t / ncc, j0 = t % ncc * cw, mm = g.m - j0 < cw ? g.m - j0 : cw;
-        if (c->dtype == EM_F32)
-            softmax_task_F32(&g, o, j0, mm, (float *)out, take_log);
-        else
-            softmax_task_F64(&g, o, j0, mm, (double *)out, take_log);
-    }
+    softmax_job s = {.g = &g, .out = em_tensor_data(c->out[0]), .take_log = take_log, .f32 = c->dtype == EM_F32};
+    s.cw = g.m > 1 ? EM_RED_COLS : 1;
+    s.ncc = (g.m + s.cw - 1) / s.cw;
+    int64_t ntask = g.n ? g.nrows * s.ncc : 0;
+    em_red_for(ntask, g.nrows * g.m * g.n, softmax_tasks, &s);
     em_red_geom_free(&g);
     return EM_OK;
 }

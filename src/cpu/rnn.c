@@ -101,19 +101,24 @@ GRU_ROWS(double, sigd, tand_)
 RNN_ROWS(float, tanf_)
 RNN_ROWS(double, tand_)
 
-/* A step's rows go to threads when there is enough gate math: a parallel
- * region costs microseconds, a few thousand elements take about as long. */
-#define ROWS_GRAIN 16384
-
-/* Runs `stmt` for each row b of a (B, width) problem, in parallel above the
- * grain; `stmt` calls the float or double row loop on rows of c's operands. */
-#define FOR_ROWS(B, width, stmt)                                                  \
-    do {                                                                          \
-        const int64_t nrows_ = (B);                                               \
-        const bool par_ = nrows_ > 1 && nrows_ * (width) >= ROWS_GRAIN;            \
-        _Pragma("omp parallel for if (par_)")                                     \
-        for (int64_t b = 0; b < nrows_; b++) stmt;                                \
-    } while (0)
+/* CPU_GATES(op, out, width, stmt) defines cpu_<op>: `stmt` for each row b
+ * of c->out[out] (B, H), split over threads at the row grain, B rows of
+ * `width` gate values each; `stmt` calls the float or double row loop on
+ * rows of c's operands. */
+#define CPU_GATES(op, o, width, stmt)                                             \
+    static void op##_rows(void *p, int64_t b0, int64_t b1)                        \
+    {                                                                             \
+        const em_call *c = p;                                                     \
+        const int64_t H = c->out[o]->sizes[1];                                    \
+        for (int64_t b = b0; b < b1; b++) stmt;                                   \
+    }                                                                             \
+    em_status cpu_##op(const em_call *c)                                          \
+    {                                                                             \
+        const int64_t H = c->out[o]->sizes[1];                                    \
+        (void)H;                                                                  \
+        em_parallel_for(c->out[o]->sizes[0], width, EM_GRAIN_ROWS, op##_rows, (void *)c); \
+        return EM_OK;                                                             \
+    }
 /* `fn_T(args...)` for the call's dtype, args as row pointers of that type. */
 #define BY_DTYPE(name, ...)                                                       \
     do {                                                                          \
@@ -129,44 +134,14 @@ RNN_ROWS(double, tand_)
 #define OUT(k) ((T *)row(c->out[k], b))
 
 /* in: igates, hgates, cx; out: hy, cy */
-em_status cpu_lstm_gates(const em_call *c)
-{
-    const int64_t B = c->out[0]->sizes[0], H = c->out[0]->sizes[1];
-    FOR_ROWS(B, 4 * H, BY_DTYPE(lstm_fwd, OUT(0), OUT(1), IN(0), IN(1), IN(2), H));
-    return EM_OK;
-}
+CPU_GATES(lstm_gates, 0, 4 * H, BY_DTYPE(lstm_fwd, OUT(0), OUT(1), IN(0), IN(1), IN(2), H))
 /* in: grad_hy, grad_cy, igates, hgates, cx; out: grad_gates, grad_cx */
-em_status cpu_lstm_gates_backward(const em_call *c)
-{
-    const int64_t B = c->out[1]->sizes[0], H = c->out[1]->sizes[1];
-    FOR_ROWS(B, 4 * H, BY_DTYPE(lstm_bwd, OUT(0), OUT(1), IN(0), IN(1), IN(2), IN(3), IN(4), H));
-    return EM_OK;
-}
+CPU_GATES(lstm_gates_backward, 1, 4 * H, BY_DTYPE(lstm_bwd, OUT(0), OUT(1), IN(0), IN(1), IN(2), IN(3), IN(4), H))
 /* in: igates, hgates, hx; out: hy */
-em_status cpu_gru_gates(const em_call *c)
-{
-    const int64_t B = c->out[0]->sizes[0], H = c->out[0]->sizes[1];
-    FOR_ROWS(B, 3 * H, BY_DTYPE(gru_fwd, OUT(0), IN(0), IN(1), IN(2), H));
-    return EM_OK;
-}
+CPU_GATES(gru_gates, 0, 3 * H, BY_DTYPE(gru_fwd, OUT(0), IN(0), IN(1), IN(2), H))
 /* in: grad_hy, igates, hgates, hx; out: grad_igates, grad_hgates, grad_hx */
-em_status cpu_gru_gates_backward(const em_call *c)
-{
-    const int64_t B = c->out[2]->sizes[0], H = c->out[2]->sizes[1];
-    FOR_ROWS(B, 3 * H, BY_DTYPE(gru_bwd, OUT(0), OUT(1), OUT(2), IN(0), IN(1), IN(2), IN(3), H));
-    return EM_OK;
-}
+CPU_GATES(gru_gates_backward, 2, 3 * H, BY_DTYPE(gru_bwd, OUT(0), OUT(1), OUT(2), IN(0), IN(1), IN(2), IN(3), H))
 /* in: igates, hgates; out: hy; i[0]: relu */
-em_status cpu_rnn_gates(const em_call *c)
-{
-    const int64_t B = c->out[0]->sizes[0], H = c->out[0]->sizes[1];
-    FOR_ROWS(B, H, BY_DTYPE(rnn_fwd, OUT(0), IN(0), IN(1), H, c->i[0] != 0));
-    return EM_OK;
-}
+CPU_GATES(rnn_gates, 0, H, BY_DTYPE(rnn_fwd, OUT(0), IN(0), IN(1), H, c->i[0] != 0))
 /* in: grad_hy, hy; out: grad of the pre-activation; i[0]: relu */
-em_status cpu_rnn_gates_backward(const em_call *c)
-{
-    const int64_t B = c->out[0]->sizes[0], H = c->out[0]->sizes[1];
-    FOR_ROWS(B, H, BY_DTYPE(rnn_bwd, OUT(0), IN(0), IN(1), H, c->i[0] != 0));
-    return EM_OK;
-}
+CPU_GATES(rnn_gates_backward, 0, H, BY_DTYPE(rnn_bwd, OUT(0), IN(0), IN(1), H, c->i[0] != 0))

@@ -20,9 +20,8 @@
  * GEMMs go to BLAS outside any parallel region; a step's gate rows are
  * split over threads above a grain. */
 #include "../nn/rnn_internal.h"
-#include "cpu.h"
+#include "gemm.h"
 #include "vmath.h"
-#include <cblas.h>
 #include <stdlib.h>
 
 static inline float sigf(float x) { return em_vsigmoidf(x); }
@@ -198,13 +197,8 @@ static void gemm(const seq *q, bool ta, bool tb, int64_t M, int64_t Nc, int64_t 
             for (int64_t r = 0; r < M; r++) memset(AT(q, C, r, ldc), 0, (size_t)(Nc * q->es));
         return;
     }
-    const enum CBLAS_TRANSPOSE a = ta ? CblasTrans : CblasNoTrans, b = tb ? CblasTrans : CblasNoTrans;
     lda = lda > 0 ? lda : 1, ldb = ldb > 0 ? ldb : 1, ldc = ldc > 0 ? ldc : 1;
-    if (q->dt == EM_F64)
-        cblas_dgemm(CblasRowMajor, a, b, (int)M, (int)Nc, (int)K, 1.0, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
-    else
-        cblas_sgemm(CblasRowMajor, a, b, (int)M, (int)Nc, (int)K, 1.0f, A, (int)lda, B, (int)ldb, (float)beta, C,
-                    (int)ldc);
+    cpu_gemm(q->dt, ta, tb, M, Nc, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* A step's rows go to threads when there is enough gate math (a parallel

@@ -1,0 +1,137 @@
+"""The thread settings as PyTorch documents them (set_num_threads and
+friends, OMP_NUM_THREADS / EMBER_NUM_THREADS, DataLoader workers on one
+thread) and parallel kernels that give the one-thread results."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+from ember.utils.data import DataLoader, Dataset
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def physical_cores():
+    """Cores in our affinity mask, counted once per core."""
+    cores = set()
+    for cpu in os.sched_getaffinity(0):
+        try:
+            with open("/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list" % cpu) as f:
+                cores.add(int(f.read().replace("-", ",").split(",")[0]))
+        except OSError:
+            cores.add(cpu)
+    n = len(cores)
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()
+        if quota != "max":
+            n = min(n, -(-int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    return max(n, 1)
+
+
+def threads_in_child(env_extra, code="print(ember.get_num_threads())"):
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "EMBER_NUM_THREADS")}
+    env.update(env_extra)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python")
+    out = subprocess.run([sys.executable, "-c", "import ember\n" + code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("env, want", [
+    ({}, None),
+    ({"OMP_NUM_THREADS": "3"}, 3),
+    ({"EMBER_NUM_THREADS": "5"}, 5),
+    ({"OMP_NUM_THREADS": "2", "EMBER_NUM_THREADS": "4"}, 4),   # EMBER_ wins
+    ({"OMP_NUM_THREADS": "3,2"}, 3),                           # an OpenMP list: its first level
+    ({"OMP_NUM_THREADS": "junk"}, None),                       # ignored, as PyTorch does
+])
+def test_default_threads_from_environment(env, want):
+    assert threads_in_child(env) == [str(want or physical_cores())]
+
+
+def test_set_num_threads():
+    saved = ember.get_num_threads()
+    try:
+        ember.set_num_threads(3)
+        assert ember.get_num_threads() == 3
+        ember.set_num_threads(1)
+        assert ember.get_num_threads() == 1
+    finally:
+        ember.set_num_threads(saved)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (0, "set_num_threads expects a positive integer"),
+    (-2, "set_num_threads expects a positive integer"),
+    (1.5, "set_num_threads expects an int, but got float"),
+    (True, "set_num_threads expects an int, but got bool"),
+    ("2", "set_num_threads expects an int, but got str"),
+])
+def test_set_num_threads_errors(bad, message):
+    saved = ember.get_num_threads()
+    with pytest.raises(RuntimeError, match=message):
+        ember.set_num_threads(bad)
+    assert ember.get_num_threads() == saved
+
+
+def test_interop_threads():
+    # PyTorch: a positive count, settable once; reading it does not fix it
+    code = "\n".join([
+        "print(ember.get_num_interop_threads() >= 1)",
+        "for bad in (0, -1):",
+        "    try: ember.set_num_interop_threads(bad)",
+        "    except RuntimeError as e: print('positive' in str(e))",
+        "ember.set_num_interop_threads(3)",
+        "print(ember.get_num_interop_threads())",
+        "try: ember.set_num_interop_threads(2)",
+        "except RuntimeError as e: print('cannot set number of interop threads' in str(e))",
+        "print(ember.get_num_interop_threads())",
+    ])
+    assert threads_in_child({}, code) == ["True", "True", "True", "3", "True", "3"]
+
+
+class ThreadsSeen(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return ember.get_num_threads()
+
+
+def test_dataloader_workers_use_one_thread():
+    saved = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        seen = [int(x) for batch in DataLoader(ThreadsSeen(), batch_size=2, num_workers=2) for x in batch]
+        assert seen == [1, 1, 1, 1]
+        assert ember.get_num_threads() == 2  # the main process keeps its setting
+    finally:
+        ember.set_num_threads(saved)
+
+
+def kernels(threads):
+    ember.set_num_threads(threads)
+    g = ember.Generator().manual_seed(0)
+    a = ember.randn(700, 300, generator=g, dtype=ember.float64)
+    b = ember.randn(300, 500, generator=g, dtype=ember.float64)
+    c = ember.randn(400, 700, generator=g, dtype=ember.float32)
+    outs = [a.exp(), a.sum(), a.sum(0), a.sum(1), a.softmax(1), a.log_softmax(0), a @ b, c @ c.t(),
+            a.cumsum(1), a[:, ::2].clone(), a.index_select(0, ember.arange(699, -1, -3)),
+            ember.nn.functional.layer_norm(a, (300,)), a.median(1).values, c.sort(1).values]
+    return [o.numpy() for o in outs]
+
+
+def test_parallel_results_equal_one_thread():
+    saved = ember.get_num_threads()
+    try:
+        one, many = kernels(1), kernels(3)
+    finally:
+        ember.set_num_threads(saved)
+    for i, (x, y) in enumerate(zip(one, many)):
+        assert x.dtype == y.dtype and np.array_equal(x, y), "output %d differs" % i
