@@ -60,6 +60,21 @@ class Tensor(_C.TensorBase):
         memo[id(self)] = new
         return new
 
+    # ---- pickling and storages (ember/_storage.py) ----
+    def __reduce_ex__(self, protocol):
+        from ._storage import reduce_tensor
+        return reduce_tensor(self)
+
+    def untyped_storage(self):
+        """The bytes under this tensor and all its views (an UntypedStorage)."""
+        from ._storage import untyped_storage
+        return untyped_storage(self)
+
+    def storage(self):
+        """This tensor's storage seen as elements of its dtype (a TypedStorage)."""
+        from ._storage import TypedStorage, untyped_storage
+        return TypedStorage(untyped_storage(self), self.dtype)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor w.r.t. graph leaves (see ember.autograd.backward)."""
         from . import autograd
