@@ -14,9 +14,9 @@ for dir in tests/fuzz/corpus/*/; do
     if out=$("$B/fuzz_$name" -max_total_time="$T" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
             -artifact_prefix="$B/fuzz-crashes/$name-" "$work" "$dir" 2>&1); then
         pass=$((pass + 1))
-        echo "fuzz_$name: $(echo "$out" | grep -aE 'stat::number_of_executed_units' | awk '{print $2}') runs in ${T} s, no crash"
+        echo "fuzz_$name: $(printf "%s\n" "$out" | grep -aE 'stat::number_of_executed_units' | awk '{print $2}') runs in ${T} s, no crash"
     else
-        fail=$((fail + 1)); echo "fuzz_$name: FAILED"; echo "$out" | grep -av '^#' | tail -n 30
+        fail=$((fail + 1)); echo "fuzz_$name: FAILED"; printf "%s\n" "$out" | grep -av '^#' | tail -n 30
     fi
     rm -rf "$work"
 done

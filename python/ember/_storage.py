@@ -124,7 +124,7 @@ class TypedStorage:
                f'\n[ember.storage.TypedStorage(dtype={self.dtype}, device={self.device}) of size {self.size()}]'
 
     def __reduce_ex__(self, protocol):
-        return (TypedStorage, (self._untyped, self.dtype))
+        return (_rebuild_typed, (self._untyped, str(self.dtype).split('.')[-1]))
 
 
 def _bytes(t):
@@ -151,9 +151,13 @@ def _rebuild_untyped(data, device):
     return UntypedStorage(t if device == 'cpu' else t.to(device))
 
 
+def _rebuild_typed(untyped, dtype):
+    return TypedStorage(untyped, getattr(_C, dtype))
+
+
 def _rebuild_tensor(cls, storage, dtype, offset, size, stride, requires_grad, state):
     from ._tensor import Tensor
-    t = _C.as_strided(storage._as(dtype), size, stride, offset)
+    t = _C.as_strided(storage._as(getattr(_C, dtype)), size, stride, offset)
     if cls is not Tensor:
         t = Tensor._make_subclass(cls, t, requires_grad)
     elif requires_grad:
@@ -169,5 +173,5 @@ def reduce_tensor(t):
         raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
                            "does not support crossing process boundaries.  If you just want to transfer the data, "
                            "call detach() on the tensor before serializing (e.g., putting it on the queue).")
-    return (_rebuild_tensor, (type(t), untyped_storage(t), t.dtype, t.storage_offset(), tuple(t.shape),
+    return (_rebuild_tensor, (type(t), untyped_storage(t), str(t.dtype).split('.')[-1], t.storage_offset(), tuple(t.shape),
                               tuple(t.stride()), t.requires_grad, dict(t.__dict__) or None))

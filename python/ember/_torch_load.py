@@ -123,7 +123,12 @@ def _load_zip(src, relocate, weights_only, mmap):
 def _load_legacy(data, relocate, weights_only):
     try:
         tree, records, object_at, object_len = _C._torch_legacy_parse(data)
-    except (ValueError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
+        raise pickle.UnpicklingError(f'ember.load: the pickle is malformed: {e}') from None
+    except ValueError as e:
+        if str(e).startswith('pickle:'):  # the object pickle itself, not the framing
+            raise pickle.UnpicklingError(f'ember.load: the pickle is malformed or uses unsupported opcodes: {e}') \
+                from None
         raise RuntimeError(f'ember.load: {e}') from None
     roots = {}
     for key, dtype, numel, at in records:

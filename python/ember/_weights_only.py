@@ -10,6 +10,7 @@ pickle.UnpicklingError naming the global and how to allow it.
 """
 import collections
 import pickle
+import sys
 
 from . import _C
 
@@ -17,7 +18,7 @@ from . import _C
 (NONE, BOOL, INT, BIGINT, FLOAT, STR, BYTES, BYTEARRAY, TUPLE, LIST, DICT, SET, FROZENSET, GLOBAL, CALL,
  PERSID) = range(16)
 
-MAX_DEPTH = 400  # nesting of containers and calls; deeper pickles are refused (not RecursionError)
+MAX_DEPTH = 200  # nesting of containers and calls; deeper pickles are refused (not RecursionError)
 
 _safe_globals = {}  # (module, name) -> object, from add_safe_globals
 
@@ -172,6 +173,8 @@ ALLOWED = {
 }
 for _n in _DTYPE_NAMES:
     ALLOWED[('torch', _n)] = getattr(_C, _n)
+for _n in ('set', 'frozenset', 'complex', 'bytearray'):  # protocol <= 2 pickles name Python 2's module
+    ALLOWED[('__builtin__', _n)] = ALLOWED[('builtins', _n)]
 _CALLABLE = {rebuild_tensor, rebuild_tensor_v1, rebuild_parameter, rebuild_from_type_v2, _C.Size, _device,
              _ordered_dict, set, frozenset, complex, bytearray, _codecs_encode}
 
@@ -302,4 +305,9 @@ class Walker:
 
 def load(tree, persistent_load):
     nodes, root = tree
-    return Walker(nodes, persistent_load).build(root)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 5 * MAX_DEPTH)  # a level costs a few Python frames
+    try:
+        return Walker(nodes, persistent_load).build(root)
+    finally:
+        sys.setrecursionlimit(limit)
