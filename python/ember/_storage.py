@@ -168,10 +168,7 @@ def _rebuild_tensor(cls, storage, dtype, offset, size, stride, requires_grad, st
 
 
 def reduce_tensor(t):
-    """Tensor.__reduce_ex__: (rebuild, args) over the tensor's storage."""
-    if t.requires_grad and not t.is_leaf:
-        raise RuntimeError("Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
-                           "does not support crossing process boundaries.  If you just want to transfer the data, "
-                           "call detach() on the tensor before serializing (e.g., putting it on the queue).")
+    """Tensor.__reduce_ex__: (rebuild, args) over the tensor's storage. As in
+    torch, a non-leaf tensor pickles as a new leaf with its requires_grad."""
     return (_rebuild_tensor, (type(t), untyped_storage(t), str(t.dtype).split('.')[-1], t.storage_offset(), tuple(t.shape),
                               tuple(t.stride()), t.requires_grad, dict(t.__dict__) or None))

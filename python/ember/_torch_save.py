@@ -24,7 +24,7 @@ import io
 import pickle
 
 from . import _C
-from ._storage import untyped_storage
+from ._storage import TypedStorage, UntypedStorage, untyped_storage
 
 _STORAGE_NAMES = {
     'float64': 'DoubleStorage', 'float32': 'FloatStorage', 'float16': 'HalfStorage', 'bfloat16': 'BFloat16Storage',
@@ -81,6 +81,10 @@ class _Pickler(pickle._Pickler):
     dispatch[_C.dtype] = save_dtype
 
     def persistent_id(self, obj):
+        if isinstance(obj, TypedStorage):  # a storage saved by itself, as torch writes one
+            obj = _StorageRef(obj.untyped(), obj.dtype)
+        elif isinstance(obj, UntypedStorage):
+            obj = _StorageRef(obj, _C.uint8)
         if not isinstance(obj, _StorageRef):
             return None
         s = obj.storage
@@ -100,9 +104,6 @@ class _Pickler(pickle._Pickler):
         from ._tensor import Tensor
         from .nn.parameter import Parameter
         if isinstance(obj, Tensor):
-            if obj.requires_grad and not obj.is_leaf:
-                raise RuntimeError("ember.save: cannot save a non-leaf tensor that requires grad "
-                                   "(call .detach() first)")
             if isinstance(obj, Parameter):
                 return (_REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, collections.OrderedDict()))
             if type(obj) is not Tensor:

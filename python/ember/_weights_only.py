@@ -13,6 +13,7 @@ import pickle
 import sys
 
 from . import _C
+from ._storage import TypedStorage, UntypedStorage
 
 # node kinds (em_pk_kind, include/ember/pickle.h)
 (NONE, BOOL, INT, BIGINT, FLOAT, STR, BYTES, BYTEARRAY, TUPLE, LIST, DICT, SET, FROZENSET, GLOBAL, CALL,
@@ -74,10 +75,12 @@ def _refuse(what):
         "context manager.")
 
 
-class Storage:
-    """A loaded storage: `data` is a 1-d tensor of its dtype over all of it."""
+class Storage(TypedStorage):
+    """A loaded storage: `data` is a 1-d tensor of its dtype over all of it
+    (what a file's storage loads as when it appears by itself)."""
 
     def __init__(self, data, location):
+        super().__init__(UntypedStorage(data), data.dtype)
         self.data, self.location = data, location
 
 

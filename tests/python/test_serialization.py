@@ -372,8 +372,9 @@ while True:
 """
 
 
-def test_killed_writer_leaves_a_loadable_file(tmp_path):
-    path = tmp_path / 'ckpt.safetensors'
+@pytest.mark.parametrize('name', ['ckpt.safetensors', 'ckpt.pt'])
+def test_killed_writer_leaves_a_loadable_file(tmp_path, name):
+    path = tmp_path / name
     ember.save({'w': ember.zeros(16 << 20)}, path)
     child = subprocess.Popen([sys.executable, '-c', WRITER, str(path)], env={**os.environ, 'PYTHONPATH': PYTHON_DIR})
     try:
@@ -391,8 +392,8 @@ def test_killed_writer_leaves_a_loadable_file(tmp_path):
     assert w.shape == (16 << 20,) and w.min().item() == w.max().item()
     # the killed writer's temporary file stays behind; load never reads it,
     # and the next save replaces the file as usual
-    leftovers = [p.name for p in tmp_path.iterdir() if p.name != 'ckpt.safetensors']
-    assert all(n.startswith('.ckpt.safetensors.') and n.endswith('.tmp') for n in leftovers)
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != name]
+    assert all(n.startswith(f'.{name}.') and n.endswith('.tmp') for n in leftovers)
     ember.save({'w': ember.full((3,), 2.0)}, path)
     assert ember.load(path)['w'].tolist() == [2, 2, 2]
 

@@ -235,8 +235,8 @@ def test_pickle_copy_deepcopy_of_tensors():
     assert type(q) is ember.nn.Parameter and not q.requires_grad
     r = ember.ones(2, requires_grad=True)
     assert pickle.loads(pickle.dumps(r)).requires_grad
-    with pytest.raises(RuntimeError, match='non-leaf'):
-        pickle.dumps(r * 2)
+    y = pickle.loads(pickle.dumps(r * 2))  # as torch: a non-leaf becomes a new leaf
+    assert y.is_leaf and y.requires_grad and y.tolist() == [2, 2]
     c = copy.copy(x)
     assert c.data_ptr() == x.data_ptr()  # as torch: a shallow copy shares memory
     r.grad = ember.full((2,), 3.)
@@ -269,3 +269,14 @@ def test_storage_objects():
     assert x.element_size() == 4 and x.nbytes == 24 and x.itemsize == 4
     u2 = pickle.loads(pickle.dumps(u))
     assert u2.tolist() == u.tolist()
+
+
+def test_storages_saved_by_themselves(tmp_path):
+    x = ember.arange(4.)
+    ember.save({'s': x.storage(), 'x': x}, tmp_path / 'e.pt')
+    t = torch.load(tmp_path / 'e.pt')
+    assert t['s'].tolist() == [0, 1, 2, 3] and t['s'].dtype == torch.float32
+    e = ember.load(tmp_path / 'e.pt')
+    assert e['s'].tolist() == [0, 1, 2, 3] and e['s'].dtype == ember.float32
+    torch.save(torch.arange(3.).storage(), tmp_path / 't.pt')
+    assert ember.load(tmp_path / 't.pt').tolist() == [0, 1, 2]
