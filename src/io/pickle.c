@@ -24,6 +24,7 @@ typedef struct parser {
 static int push_to(em_pk_list *l, int32_t v)
 {
     if (l->n == l->cap) {
+        if (l->cap > INT32_MAX / 4) return BAD("too many items");
         int cap = l->cap ? 2 * l->cap : 8;
         int32_t *nv = realloc(l->v, sizeof *nv * (size_t)cap);
         if (!nv) return OOM();
@@ -38,6 +39,7 @@ static int32_t node(parser *ps, em_pk_kind k)
 {
     em_pickle *o = ps->out;
     if (o->n == ps->cap) {
+        if (ps->cap > INT32_MAX / 4) return BAD("too many values");
         int cap = ps->cap ? 2 * ps->cap : 64;
         em_pk_node *nn = realloc(o->nodes, sizeof *nn * (size_t)cap);
         if (!nn) return OOM();
@@ -138,7 +140,10 @@ static int32_t memo_get(parser *ps, uint64_t key)
 static int memo_put(parser *ps, uint64_t key)
 {
     if (!ps->stack.n) return BAD("PUT on an empty stack");
-    if (key >= MAX_MEMO_KEY) return BAD("memo key %llu is too large", (unsigned long long)key);
+    /* real pickles number their memo entries from 0, one per PUT: bounding keys by
+     * the input's size keeps the memo linear in it */
+    if (key >= MAX_MEMO_KEY || key > (uint64_t)(ps->end - ps->start))
+        return BAD("memo key %llu is too large", (unsigned long long)key);
     while ((uint64_t)ps->memo.n <= key)
         if (push_to(&ps->memo, 0)) return -1;
     ps->memo.v[key] = ps->stack.v[ps->stack.n - 1] + 1;

@@ -71,23 +71,43 @@ done:
     return rc;
 }
 
-/* The declaration of `key` among the object's persistent ids: dtype and numel; -1 if none. */
-static int declared(const em_pickle *o, const char *key, em_dtype *dt, int64_t *numel)
+/* A storage declared by a persistent id ('storage', torch.<T>Storage, key, location, numel, ...). */
+typedef struct decl { const char *key; em_dtype dtype; int64_t numel; } decl;
+
+static int by_key(const void *a, const void *b) { return strcmp(((const decl *)a)->key, ((const decl *)b)->key); }
+
+/* The object's storage declarations, sorted by key, each key once (they must agree).
+ * Persistent ids of other shapes are skipped: the loader walking the object refuses them. */
+static decl *declarations(const em_pickle *o, int *n)
 {
-    int found = 0;
+    decl *d = malloc(sizeof *d * (size_t)(o->n + 1));
+    if (!d) return em_error(EM_ERR_MEMORY, "legacy torch file: out of memory");
+    *n = 0;
     for (int i = 0; i < o->n; i++) {
         const em_pk_node *p = &o->nodes[i];
         if (p->kind != EM_PK_PERSID) continue;
         const em_pk_node *t = &o->nodes[p->kids.v[0]];
         if (t->kind != EM_PK_TUPLE || t->kids.n < 5) continue;
-        const em_pk_node *type = &o->nodes[t->kids.v[1]], *k = &o->nodes[t->kids.v[2]], *n = &o->nodes[t->kids.v[4]];
-        if (k->kind != EM_PK_STR || strcmp(k->str, key)) continue;
-        int d = type->kind == EM_PK_GLOBAL && !strcmp(type->str, "torch") ? em_torch_storage_dtype(type->str2) : -1;
-        if (d < 0 || n->kind != EM_PK_INT || n->i < 0) return BAD("storage '%s' has a bad type or size", key), -1;
-        if (found && (d != (int)*dt || n->i != *numel)) return BAD("storage '%s' is declared twice differently", key), -1;
-        *dt = (em_dtype)d, *numel = n->i, found = 1;
+        const em_pk_node *type = &o->nodes[t->kids.v[1]], *k = &o->nodes[t->kids.v[2]], *num = &o->nodes[t->kids.v[4]];
+        if (k->kind != EM_PK_STR) continue;
+        int dt = type->kind == EM_PK_GLOBAL && !strcmp(type->str, "torch") ? em_torch_storage_dtype(type->str2) : -1;
+        if (dt < 0 || num->kind != EM_PK_INT || num->i < 0) continue; /* not a storage: the loader refuses it */
+        d[(*n)++] = (decl){k->str, (em_dtype)dt, num->i};
     }
-    return found ? 0 : (BAD("storage '%s' is not used by the object", key), -1);
+    qsort(d, (size_t)*n, sizeof *d, by_key);
+    int kept = 0;
+    for (int i = 0; i < *n; i++) {
+        if (kept && !strcmp(d[kept - 1].key, d[i].key)) {
+            if (d[kept - 1].dtype != d[i].dtype || d[kept - 1].numel != d[i].numel) {
+                free(d);
+                return BAD("storage '%s' is declared twice differently", d[i].key);
+            }
+            continue;
+        }
+        d[kept++] = d[i];
+    }
+    *n = kept;
+    return d;
 }
 
 em_torch_legacy *em_torch_legacy_parse(const void *data_, size_t size)
@@ -98,6 +118,7 @@ em_torch_legacy *em_torch_legacy_parse(const void *data_, size_t size)
     if (check_header(data, size, &at)) return NULL;
     em_torch_legacy *t = calloc(1, sizeof *t);
     em_pickle *keys = NULL;
+    decl *decls = NULL;
     if (!t) return em_error(EM_ERR_MEMORY, "legacy torch file: out of memory");
     t->object_at = at;
     if (!(t->object = record(data, size, &at)) || !(keys = record(data, size, &at))) goto fail;
@@ -106,6 +127,8 @@ em_torch_legacy *em_torch_legacy_parse(const void *data_, size_t size)
         BAD("the storage keys are not a list");
         goto fail;
     }
+    int ndecl = 0;
+    if (!(decls = declarations(t->object, &ndecl))) goto fail;
     if (!(t->storages = calloc((size_t)list->kids.n + 1, sizeof *t->storages))) {
         em_error(EM_ERR_MEMORY, "legacy torch file: out of memory");
         goto fail;
@@ -117,12 +140,17 @@ em_torch_legacy *em_torch_legacy_parse(const void *data_, size_t size)
             BAD("a storage key is not a string");
             goto fail;
         }
-        for (int j = 0; j < t->n; j++)
-            if (!strcmp(t->storages[j].key, key->str)) {
-                BAD("storage '%s' is listed twice", key->str);
-                goto fail;
-            }
-        if (declared(t->object, key->str, &s->dtype, &s->numel)) goto fail;
+        decl want = {key->str}, *found = bsearch(&want, decls, (size_t)ndecl, sizeof *decls, by_key);
+        if (!found) {
+            BAD("storage '%s' is not used by the object", key->str);
+            goto fail;
+        }
+        if (found->numel < 0) {
+            BAD("storage '%s' is listed twice", key->str);
+            goto fail;
+        }
+        s->dtype = found->dtype, s->numel = found->numel;
+        found->numel = -1; /* listed: a second listing is an error */
         if (!(s->key = strdup(key->str))) {
             em_error(EM_ERR_MEMORY, "legacy torch file: out of memory");
             goto fail;
@@ -145,9 +173,11 @@ em_torch_legacy *em_torch_legacy_parse(const void *data_, size_t size)
         at += (size_t)count * elsize;
     }
     em_pickle_free(keys);
+    free(decls);
     return t;
 fail:
     em_pickle_free(keys);
+    free(decls);
     em_torch_legacy_free(t);
     return NULL;
 }
