@@ -14,6 +14,7 @@ pickler, ember/_torch_save.py), and multiprocessing sends tensors through
 shared memory (ember/multiprocessing/reductions.py registers its reducers on
 multiprocessing's pickler, which take precedence over __reduce_ex__).
 """
+import copyreg
 import weakref
 
 from . import _C
@@ -172,3 +173,6 @@ def reduce_tensor(t):
     torch, a non-leaf tensor pickles as a new leaf with its requires_grad."""
     return (_rebuild_tensor, (type(t), untyped_storage(t), str(t.dtype).split('.')[-1], t.storage_offset(), tuple(t.shape),
                               tuple(t.stride()), t.requires_grad, dict(t.__dict__) or None))
+
+
+copyreg.pickle(_C.device, lambda d: (_C.device, (str(d),)))  # devices pickle by name, as torch's

@@ -1,5 +1,6 @@
 """ember.Tensor: the C TensorBase plus the methods that read better in Python."""
 from . import _C
+from . import _storage  # noqa: F401 (registers how devices pickle)
 
 
 class Tensor(_C.TensorBase):

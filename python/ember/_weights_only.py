@@ -191,6 +191,8 @@ class StorageType:
 
 def _storage_type(module, name):
     from ._torch_save import _STORAGE_NAMES
+    if module == 'torch' and name == 'UntypedStorage':  # torch 2.x: a storage saved by itself, untyped
+        return StorageType(name, _C.uint8)
     for dtype_name, storage_name in _STORAGE_NAMES.items():
         if module == 'torch' and name == storage_name:
             return StorageType(name, getattr(_C, dtype_name))

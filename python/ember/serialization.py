@@ -234,7 +234,7 @@ def _load_safetensors(contents, map_location):
 
 def _weights_only_default():
     for var in ('EMBER_FORCE_NO_WEIGHTS_ONLY_LOAD', 'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'):
-        if os.environ.get(var, '0') not in ('', '0'):
+        if os.environ.get(var, '').strip().lower() in ('1', 'y', 'yes', 'true'):
             return False
     return True
 

@@ -99,8 +99,9 @@ static decl *declarations(const em_pickle *o, int *n)
     for (int i = 0; i < *n; i++) {
         if (kept && !strcmp(d[kept - 1].key, d[i].key)) {
             if (d[kept - 1].dtype != d[i].dtype || d[kept - 1].numel != d[i].numel) {
+                BAD("storage '%s' is declared twice differently", d[i].key); /* before d goes */
                 free(d);
-                return BAD("storage '%s' is declared twice differently", d[i].key);
+                return NULL;
             }
             continue;
         }

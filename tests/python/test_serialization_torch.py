@@ -244,6 +244,11 @@ def test_pickle_copy_deepcopy_of_tensors():
     assert d.requires_grad and d.grad.tolist() == [3, 3] and d.data_ptr() != r.data_ptr()
 
 
+def test_pickle_of_dtypes_sizes_devices():
+    for o in (ember.float16, ember.Size([2, 3]), ember.device('cpu')):
+        assert pickle.loads(pickle.dumps(o)) == o and copy.deepcopy(o) == o
+
+
 def test_deepcopy_and_pickle_of_modules_and_optimizers():
     m = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.Tanh())
     opt = ember.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
