@@ -138,6 +138,8 @@ def _load_legacy(data, relocate, weights_only):
         roots[key] = t
 
     def load_storage(pid):
+        if not weights_only and isinstance(pid, tuple) and len(pid) == 4 and pid[0] == 'module':
+            return pid[1]  # legacy files name a module's class this way (with its source, unused)
         dtype, key, location, numel, view = _check_pid(pid)
         if key not in roots:
             raise pickle.UnpicklingError(f'ember.load: storage {key!r} is not in the file')

@@ -261,10 +261,10 @@ class Walker:
         return k
 
     def call(self, i, kids, sets, appends, state, newobj, d):
+        func = self.build(kids[0], d)  # refuses unknown globals, also inside persistent ids
         if self.nodes[kids[0]][0] != GLOBAL:
             _refuse('A call of something that is not a global (a getattr chain or a call result)')
         module, name = self.nodes[kids[0]][1]
-        func = self.build(kids[0], d)
         user = (module, name) in _safe_globals and (module, name) not in ALLOWED
         if not user and func not in _CALLABLE:
             _refuse(f'{module}.{name} may not be called')

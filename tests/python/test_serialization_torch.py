@@ -125,6 +125,18 @@ def test_whole_modules_optimizers_and_numpy_need_weights_only_false(tmp_path):
     assert back['opt'].param_groups[0]['params'][0] is back['model'][0].weight
 
 
+@pytest.mark.parametrize('zipped', [True, False])
+def test_torch_whole_modules_load_as_ember_modules(tmp_path, zipped):
+    tm = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Tanh())
+    torch.save(tm, tmp_path / 'm.pt', _use_new_zipfile_serialization=zipped)
+    with pytest.raises(pickle.UnpicklingError, match='torch.nn.modules.container.Sequential'):
+        ember.load(tmp_path / 'm.pt')
+    em = ember.load(tmp_path / 'm.pt', weights_only=False)  # torch.X is looked up as ember.X
+    assert isinstance(em, ember.nn.Sequential) and isinstance(em[0], ember.nn.Linear)
+    x = [[0.5, -1.0]]
+    assert np.allclose(em(ember.tensor(x)).tolist(), tm(torch.tensor(x)).tolist(), atol=1e-6)
+
+
 def test_file_objects_and_pathlike(tmp_path):
     x = ember.randn(3)
     buf = io.BytesIO()
