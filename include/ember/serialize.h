@@ -79,7 +79,9 @@ typedef struct em_zip em_zip;
 /* Opens the archive at path (mapped read-only, private: never written) or in
  * `size` bytes of memory (copied). NULL with EM_ERR_VALUE for a malformed
  * archive, EM_ERR_RUNTIME for I/O errors. Deflated entries may expand at
- * most EM_ZIP_MAX_RATIO times (plus 1 MiB): more is refused as a zip bomb. */
+ * most EM_ZIP_MAX_RATIO times (plus 1 MiB): more is refused as a zip bomb.
+ * A file truncated by another process while open makes reads of it fault
+ * (as with any mapping). */
 #define EM_ZIP_MAX_RATIO 256
 em_zip *em_zip_open(const char *path);
 em_zip *em_zip_open_buffer(const void *data, size_t size);
