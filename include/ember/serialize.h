@@ -78,8 +78,9 @@ typedef struct em_zip em_zip;
 
 /* Opens the archive at path (mapped read-only, private: never written) or in
  * `size` bytes of memory (copied). NULL with EM_ERR_VALUE for a malformed
- * archive, EM_ERR_RUNTIME for I/O errors. Deflated entries may expand at
- * most EM_ZIP_MAX_RATIO times (plus 1 MiB): more is refused as a zip bomb.
+ * archive, EM_ERR_RUNTIME for I/O errors. Zip bombs are refused: entries
+ * whose data overlap, and deflated entries that together claim more than
+ * EM_ZIP_MAX_RATIO times their compressed size (plus 1 MiB).
  * A file truncated by another process while open makes reads of it fault
  * (as with any mapping). */
 #define EM_ZIP_MAX_RATIO 256

@@ -28,7 +28,7 @@
 
 typedef struct zip_entry {
     char *name;
-    uint64_t data_at, csize, usize;
+    uint64_t local, data_at, csize, usize;
     uint32_t crc;
     int method; /* 0 stored, 8 deflated */
 } zip_entry;
@@ -129,6 +129,7 @@ static int read_entry(em_zip *z, uint64_t *at, uint64_t cd_end, zip_entry *e)
     if (!within(z, local, LOCAL_LEN) || rd32(z->data + local) != SIG_LOCAL)
         return BAD("entry '%s': its local header is missing or outside the file", e->name);
     const uint8_t *l = z->data + local;
+    e->local = local;
     e->data_at = local + LOCAL_LEN + rd16(l + 26) + rd16(l + 28);
     if (!within(z, e->data_at, e->csize))
         return BAD("entry '%s': its %llu bytes of data run past the end of the file", e->name,
@@ -136,11 +137,37 @@ static int read_entry(em_zip *z, uint64_t *at, uint64_t cd_end, zip_entry *e)
     if (e->method == 0 && e->csize != e->usize)
         return BAD("entry '%s' is stored but its sizes differ (%llu, %llu)", e->name, (unsigned long long)e->csize,
                    (unsigned long long)e->usize);
-    if (e->method == 8 && e->usize / EM_ZIP_MAX_RATIO > e->csize + (1 << 20) / EM_ZIP_MAX_RATIO)
-        return BAD("entry '%s' claims %llu bytes from %llu compressed bytes: refused as a zip bomb "
-                   "(at most %dx; unzip and re-save it uncompressed if the file is trusted)",
-                   e->name, (unsigned long long)e->usize, (unsigned long long)e->csize, EM_ZIP_MAX_RATIO);
     if (e->usize > (uint64_t)INT64_MAX / 2) return BAD("entry '%s' is too large", e->name);
+    return 0;
+}
+
+static int by_local(const void *a, const void *b, void *z)
+{
+    const zip_entry *e = ((const em_zip *)z)->entries;
+    uint64_t x = e[*(const int *)a].local, y = e[*(const int *)b].local;
+    return x < y ? -1 : x > y;
+}
+
+/* Zip bombs: entries whose data overlap (one stored megabyte named a thousand
+ * times), or deflated entries that expand more than EM_ZIP_MAX_RATIO times
+ * overall (plus 1 MiB for small files), are refused before anything is read. */
+static int check_bombs(em_zip *z)
+{
+    qsort_r(z->sorted, (size_t)z->n, sizeof *z->sorted, by_local, z);
+    uint64_t deflated = 0, expanded = 0;
+    for (int i = 0; i < z->n; i++) {
+        const zip_entry *e = &z->entries[z->sorted[i]];
+        if (i + 1 < z->n && e->data_at + e->csize > z->entries[z->sorted[i + 1]].local)
+            return BAD("entries '%s' and '%s' overlap: refused as a zip bomb", e->name,
+                       z->entries[z->sorted[i + 1]].name);
+        /* deflated sums compressed sizes of disjoint ranges of the file: no overflow */
+        if (e->method == 8 && (deflated += e->csize, __builtin_add_overflow(expanded, e->usize, &expanded)))
+            expanded = UINT64_MAX;
+    }
+    if (expanded / EM_ZIP_MAX_RATIO > deflated + (1 << 20) / EM_ZIP_MAX_RATIO)
+        return BAD("%llu compressed bytes claim to expand to %llu: refused as a zip bomb (at most %dx; unzip "
+                   "and re-save the file uncompressed if it is trusted)", (unsigned long long)deflated,
+                   (unsigned long long)expanded, EM_ZIP_MAX_RATIO);
     return 0;
 }
 
@@ -164,6 +191,7 @@ static int parse(em_zip *z)
             return -1;
         }
     }
+    if (check_bombs(z)) return -1;
     /* names must be unique: a second entry of the same name would be ambiguous */
     qsort_r(z->sorted, (size_t)z->n, sizeof *z->sorted, by_name, z);
     for (int i = 1; i < z->n; i++)

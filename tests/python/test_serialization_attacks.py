@@ -139,6 +139,23 @@ def test_zip_bombs(tmp_path):
     assert load_bytes(tmp_path, honest).tolist() == [1, 2, 3, 4]
 
 
+def test_overlapping_entries_are_a_zip_bomb(tmp_path):
+    """One stored megabyte named by many central-directory entries."""
+    z = zip_file(b'\x80\x02' + pid() + b'.', {'0': bytes(1 << 20)})
+    eocd = z.rindex(b'PK\x05\x06')
+    count, = struct.unpack('<H', z[eocd + 10:eocd + 12])
+    cd_size, cd_at = struct.unpack('<II', z[eocd + 12:eocd + 20])
+    cd = z[cd_at:cd_at + cd_size]
+    start = cd.index(b'archive/data/0') - 46
+    entry = cd[start:start + 46]  # the fixed part of data/0's central entry (no extra field, no comment)
+    copies = b''.join(entry + f'archive/data/{k}'.encode() for k in range(1, 10))
+    new_cd = cd + copies
+    bomb = z[:cd_at] + new_cd + b'PK\x05\x06' + struct.pack('<HHHHIIH', 0, 0, count + 9, count + 9, len(new_cd),
+                                                             cd_at, 0)
+    with pytest.raises(RuntimeError, match='overlap'):
+        load_bytes(tmp_path, bomb)
+
+
 @pytest.mark.parametrize('fmt', FORMATS)
 def test_truncated_files(tmp_path, fmt):
     data = struct.pack('<4f', 1, 2, 3, 4)
