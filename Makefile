@@ -124,18 +124,21 @@ test-c: all
 test-asan: $(AB)/test_ember
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(AB)/test_ember
 
-# libFuzzer targets (clang): the file parsers built with fuzzer + ASan + UBSan
-# instrumentation, linked with the rest of libember.a. `make test` replays
-# their committed corpora (tests/fuzz/corpus/<target>/) once: no fuzzing.
-# Fuzz for real with: build/fuzz_safetensors tests/fuzz/corpus/safetensors
+# libFuzzer targets (clang): each tests/fuzz/fuzz_<name>.c with the file
+# readers (src/io) built with fuzzer + ASan + UBSan instrumentation, linked
+# with the rest of libember.a. `make test` replays their committed corpora
+# (tests/fuzz/corpus/<name>/) and fuzzes each for FUZZ_SECONDS.
+# Fuzz for longer with: build/fuzz_zip -max_total_time=600 tests/fuzz/corpus/zip
 FUZZ_CC := clang
-FUZZ    := $(B)/fuzz_safetensors
-$(B)/fuzz_%: tests/fuzz/fuzz_%.c src/io/%.c $(B)/libember.a
+FUZZ    := $(patsubst tests/fuzz/fuzz_%.c,$(B)/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 20
+$(B)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard src/io/*.c src/io/*.h) $(B)/libember.a
 	$(FUZZ_CC) -std=gnu11 -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	    -o $@ $< src/io/$*.c $(B)/libember.a $(subst -fopenmp,-lgomp,$(LDLIBS))
+	    -o $@ $< $(wildcard src/io/*.c) $(B)/libember.a $(subst -fopenmp,-lgomp,$(LDLIBS))
 
 test-fuzz: $(FUZZ)
 	@sh tools/replay_fuzz_corpus.sh
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh tools/run_fuzz.sh
 
 demo:
 	@sh tools/deps.sh demo

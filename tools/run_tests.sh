@@ -17,6 +17,7 @@ run() { # name, command...
 run "C tests" $B/test_ember
 run "C tests under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $B/asan/test_ember
 run "Fuzz corpus replay (ASan+UBSan)" sh tools/replay_fuzz_corpus.sh
+run "Fuzzing each reader for ${FUZZ_SECONDS:-20} s (ASan+UBSan)" sh tools/run_fuzz.sh
 run "make install into a temporary DESTDIR; programs built with pkg-config and CMake" sh tests/install/test_install.sh
 run "Python tests (pytest, against PyTorch 1.13)" env PYTHONPATH=python /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python
 run "The code of README.md and docs/c_api.md compiles and runs" /usr/bin/python3 tests/docs/test_docs.py

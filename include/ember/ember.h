@@ -16,6 +16,7 @@
 #include "rnn.h"
 #include "attention.h"
 #include "serialize.h"
+#include "pickle.h"
 #include "nn.h"
 #include "optim.h"
 #include "nnact.h"

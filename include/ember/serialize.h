@@ -68,6 +68,49 @@ em_safetensors *em_safetensors_load(const char *path, bool mmap);
 /* The same, from `size` bytes in memory (copied: the buffer may be freed after). */
 em_safetensors *em_safetensors_load_buffer(const void *data, size_t size);
 
+/* ---- zip archives: PyTorch's checkpoint container ----------------------
+ * A read-only zip reader (central directory, ZIP64 records, stored and
+ * deflated entries) with every offset and size checked against the file,
+ * and a writer of stored entries whose data starts 64-byte aligned (as
+ * torch.save writes them, so that they can be mapped). Encrypted,
+ * multi-disk and other compression methods are refused. */
+typedef struct em_zip em_zip;
+
+/* Opens the archive at path (mapped read-only, private: never written) or in
+ * `size` bytes of memory (copied). NULL with EM_ERR_VALUE for a malformed
+ * archive, EM_ERR_RUNTIME for I/O errors. Zip bombs are refused: entries
+ * whose data overlap, and deflated entries that together claim more than
+ * EM_ZIP_MAX_RATIO times their compressed size (plus 1 MiB).
+ * A file truncated by another process while open makes reads of it fault
+ * (as with any mapping). */
+#define EM_ZIP_MAX_RATIO 256
+em_zip *em_zip_open(const char *path);
+em_zip *em_zip_open_buffer(const void *data, size_t size);
+void em_zip_close(em_zip *z); /* NULL-safe; tensors made by em_zip_tensor stay valid */
+
+int em_zip_count(const em_zip *z);
+const char *em_zip_name(const em_zip *z, int i);        /* entries in central-directory order */
+int em_zip_find(const em_zip *z, const char *name);      /* index, or -1 if absent */
+int64_t em_zip_entry_size(const em_zip *z, int i);      /* uncompressed bytes */
+/* Reads entry i (exactly em_zip_entry_size bytes) into dst, checking its CRC. */
+em_status em_zip_read(const em_zip *z, int i, void *dst);
+/* Entry i as a 1-d tensor of dt (its size must be a whole number of
+ * elements). share: a stored, aligned entry of a mapped archive becomes a
+ * view of the mapping (zero copy, CRC not checked; copy-on-write: writes stay
+ * in this process); otherwise the data is copied. */
+em_tensor *em_zip_tensor(em_zip *z, int i, em_dtype dt, bool share);
+
+typedef struct em_zip_writer em_zip_writer;
+/* A writer to `write`, or to path atomically (as em_safetensors_save: the
+ * file appears complete on em_zip_writer_finish, or not at all). */
+em_zip_writer *em_zip_writer_new(em_write_fn write, void *ctx);
+em_zip_writer *em_zip_writer_open(const char *path);
+/* Adds a stored entry of n bytes; names must be distinct and non-empty. */
+em_status em_zip_writer_add(em_zip_writer *w, const char *name, const void *data, size_t n);
+/* Writes the central directory (ZIP64 where needed) and frees w. */
+em_status em_zip_writer_finish(em_zip_writer *w);
+void em_zip_writer_free(em_zip_writer *w); /* abandons: a path is left as it was */
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,6 @@
 """ember.Tensor: the C TensorBase plus the methods that read better in Python."""
 from . import _C
+from . import _storage  # noqa: F401 (registers how devices pickle)
 
 
 class Tensor(_C.TensorBase):
@@ -59,6 +60,21 @@ class Tensor(_C.TensorBase):
             new.__dict__.update({k: __import__('copy').deepcopy(v, memo) for k, v in self.__dict__.items()})
         memo[id(self)] = new
         return new
+
+    # ---- pickling and storages (ember/_storage.py) ----
+    def __reduce_ex__(self, protocol):
+        from ._storage import reduce_tensor
+        return reduce_tensor(self)
+
+    def untyped_storage(self):
+        """The bytes under this tensor and all its views (an UntypedStorage)."""
+        from ._storage import untyped_storage
+        return untyped_storage(self)
+
+    def storage(self):
+        """This tensor's storage seen as elements of its dtype (a TypedStorage)."""
+        from ._storage import TypedStorage, untyped_storage
+        return TypedStorage(untyped_storage(self), self.dtype)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor w.r.t. graph leaves (see ember.autograd.backward)."""

@@ -1,35 +1,48 @@
 """ember.save and ember.load.
 
-`save` writes a safetensors file (the C writer: atomic when `f` is a path):
-every tensor of `obj` is one entry, named by its path in the object with '.'
-between keys ({'model': {'fc.weight': t}} -> "model.fc.weight"), and the
-object's structure (containers, numbers, strings, None, which tensor goes
-where) is JSON in the header's `__metadata__` under "ember.structure", so
-`load` rebuilds the same object. Any safetensors reader sees plain named
-tensors; a safetensors file without that key loads as a dict name -> tensor.
+`save` writes PyTorch's zip format (ember/_torch_save.py) for any picklable
+object, so that torch.load reads what ember saves; a path ending in
+".safetensors" or format='safetensors' writes safetensors instead (below).
+Saves to a path are atomic: a process killed during `save` leaves the old
+file intact and may leave its temporary file, ".<name>.<pid>.<k>.tmp",
+beside it; `load` never reads those (delete them at leisure).
 
-Shared tensors: the same tensor object, or tensors that are the same view of
-the same memory (tied weights in a state dict), are stored once and load as
-one tensor object at every place. Different views of one storage (x and x[0])
-are stored as separate copies and no longer share memory after loading
-(safetensors has no views). Non-contiguous tensors are stored in C order.
-A process killed during `save` to a path leaves the old file intact and may
-leave its temporary file, ".<name>.<pid>.<k>.tmp", beside it; `load` never
-reads those (delete them at leisure).
+`load` tells the format from the file's first bytes (zip, legacy torch,
+safetensors). Loading is safe by default (weights_only=True, as in current
+PyTorch): only tensors, storages, containers, numbers, strings and
+allowlisted globals are rebuilt (ember/_weights_only.py; add_safe_globals),
+through a pickle parser that runs nothing. weights_only=False unpickles
+anything, for trusted files; EMBER_FORCE_NO_WEIGHTS_ONLY_LOAD=1 or
+TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 make it the default. Every pickle ember
+reads from a file goes through this policy. (DataLoader workers pickle
+batches to their parent over a private socket; they are the user's own
+forked code, not a trust boundary, so that channel uses plain pickle.)
 
-`load` also reads files written by `torch.save` (zip and legacy formats)
-without importing torch, through a restricted unpickler (ember/_torch_load.py).
+safetensors: every tensor of `obj` is one entry, named by its path in the
+object with '.' between keys ({'model': {'fc.weight': t}} ->
+"model.fc.weight"), and the object's structure (containers, numbers,
+strings, None, which tensor goes where) is JSON in the header's
+`__metadata__` under "ember.structure", so `load` rebuilds the same object.
+Any safetensors reader sees plain named tensors; a safetensors file without
+that key loads as a dict name -> tensor. The same tensor object, or tensors
+that are the same view of the same memory (tied weights), are stored once;
+different views of one storage are stored as separate copies (safetensors
+has no views). Non-contiguous tensors are stored in C order.
 """
 import base64
 import collections
-import io
 import json
 import os
+import pickle
 
 from . import _C
 from ._tensor import Tensor
 
-__all__ = ['save', 'load']
+from ._weights_only import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+
+__all__ = ['save', 'load', 'add_safe_globals', 'clear_safe_globals', 'get_safe_globals', 'safe_globals']
+
+MAX_STRUCTURE_DEPTH = 400  # nesting of a safetensors file's structure metadata
 
 STRUCTURE_KEY = 'ember.structure'
 
@@ -103,25 +116,42 @@ def _is_path(f):
     return isinstance(f, (str, bytes, os.PathLike))
 
 
-def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
-    """Saves obj (a tensor, or containers of tensors and plain data) to f (a
-    path, written atomically, or a file object with write()) as safetensors.
-    pickle_module, pickle_protocol and _use_new_zipfile_serialization are
-    accepted for torch.save compatibility and ignored: no pickle is written."""
-    flat = _Flattener()
-    structure = flat.encode(obj, [])
-    metadata = {'format': 'pt', STRUCTURE_KEY: json.dumps(structure, separators=(',', ':'))}
-    if _is_path(f):
-        _C._safetensors_save(os.fsdecode(f), flat.names, flat.tensors, metadata)
-    else:
-        _C._safetensors_save(f.write, flat.names, flat.tensors, metadata)
+def _safetensors_path(f):
+    return _is_path(f) and os.fsdecode(f).endswith('.safetensors')
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True, *, format=None):
+    """Saves obj to f (a path or os.PathLike, written atomically, or a file
+    object with write()): in PyTorch's zip format (any picklable object), or
+    as safetensors when format='safetensors' or the path ends in
+    '.safetensors' (tensors, containers and plain data only)."""
+    if format not in (None, 'torch', 'safetensors'):
+        raise ValueError(f"ember.save: format must be 'torch' or 'safetensors', not {format!r}")
+    if format == 'safetensors' or (format is None and _safetensors_path(f)):
+        flat = _Flattener()
+        structure = flat.encode(obj, [])
+        metadata = {'format': 'pt', STRUCTURE_KEY: json.dumps(structure, separators=(',', ':'))}
+        dest = os.fsdecode(f) if _is_path(f) else f.write
+        _C._safetensors_save(dest, flat.names, flat.tensors, metadata)
+        return
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError('ember.save: only the standard pickle module is supported')
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("ember.save: the legacy (pre-1.6) format is read but not written; "
+                                  "save with the default zip format")
+    from ._torch_save import save_zip
+    if not _is_path(f) and not callable(getattr(f, 'write', None)):
+        raise AttributeError(f"ember.save: f must be a path or a file object with write(), not {type(f).__name__}")
+    save_zip(obj, os.fsdecode(f) if _is_path(f) else f.write, pickle_protocol or 2)
 
 
 # ---- load -------------------------------------------------------------------
 
-def _rebuild(node, tensors):
+def _rebuild(node, tensors, depth=0):
     if not isinstance(node, dict):
         return node
+    if depth > MAX_STRUCTURE_DEPTH:
+        raise ValueError(f'ember.load: the structure metadata nests deeper than {MAX_STRUCTURE_DEPTH} levels')
     if 'T' in node:
         t = tensors[node['T']]
         if 'param' in node:
@@ -133,15 +163,15 @@ def _rebuild(node, tensors):
         return t
     (tag, value), = [(k, v) for k, v in node.items() if k != 'metadata']
     if tag in ('list', 'tuple'):
-        items = [_rebuild(v, tensors) for v in value]
+        items = [_rebuild(v, tensors, depth + 1) for v in value]
         return items if tag == 'list' else tuple(items)
     if tag in ('dict', 'odict'):
-        pairs = [(_hashable(_rebuild(k, tensors)), _rebuild(v, tensors)) for k, v in value]
+        pairs = [(_hashable(_rebuild(k, tensors, depth + 1)), _rebuild(v, tensors, depth + 1)) for k, v in value]
         if tag == 'dict':
             return dict(pairs)
         d = collections.OrderedDict(pairs)
         if 'metadata' in node:
-            d._metadata = _rebuild(node['metadata'], tensors)
+            d._metadata = _rebuild(node['metadata'], tensors, depth + 1)
         return d
     if tag == 'size':
         return _C.Size(value)
@@ -161,12 +191,16 @@ def _hashable(k):
 def _map_location_fn(map_location):
     """map_location as a function (tensor, location string) -> tensor, as torch.load takes it."""
     def restore(t, location):
-        if not location.startswith('cpu'):
+        if location.startswith('cpu'):
+            return t
+        try:
+            return t.to(location)
+        except (RuntimeError, ValueError, TypeError):
             raise RuntimeError(
-                "Attempting to deserialize object on a CUDA device but ember has no CUDA device in this build. "
+                f"Attempting to deserialize object on {'a CUDA device' if location.startswith('cuda') else 'device'} "
+                f"'{location}', which ember cannot use here. "
                 "If you are running on a CPU-only machine, please use ember.load with "
-                "map_location=ember.device('cpu') to map your storages to the CPU.")
-        return t
+                "map_location=ember.device('cpu') to map your storages to the CPU.") from None
 
     if map_location is None:
         return restore
@@ -192,31 +226,46 @@ def _load_safetensors(contents, map_location):
     try:
         structure = json.loads(metadata[STRUCTURE_KEY])
         return _rebuild(structure, by_name)
+    except RecursionError:
+        raise ValueError(f'ember.load: the {STRUCTURE_KEY} metadata nests too deeply') from None
     except (KeyError, ValueError, TypeError, AttributeError) as e:
         raise ValueError(f"ember.load: the file's {STRUCTURE_KEY} metadata is malformed: {e!r}") from None
 
 
-def load(f, map_location=None, pickle_module=None, *, mmap=False, weights_only=False, **pickle_load_args):
-    """Loads what ember.save or torch.save wrote to f (a path or a file object).
-    safetensors files with mmap=True (and a path) share a private mapping of
-    the file instead of reading it. torch.save files (zip or legacy) are
-    always read through a restricted unpickler that only rebuilds tensors and
-    plain data, whatever weights_only says (it never runs code from the file)."""
+def _weights_only_default():
+    for var in ('EMBER_FORCE_NO_WEIGHTS_ONLY_LOAD', 'TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD'):
+        if os.environ.get(var, '').strip().lower() in ('1', 'y', 'yes', 'true'):
+            return False
+    return True
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
+    """Loads what ember.save or torch.save wrote to f (a path, os.PathLike or
+    a file object), telling the format from its first bytes.
+    weights_only (default True unless EMBER_/TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD
+    is set): rebuild only tensors, containers, plain data and allowlisted
+    globals; False unpickles anything (trusted files only).
+    map_location: a str, device, dict {saved location: location} or
+    callable(storage, location). mmap=True (a path only): tensors share a
+    private mapping of the file instead of being read (zip and safetensors)."""
     from ._torch_load import is_torch_file, load_torch
+    if weights_only is None:
+        weights_only = _weights_only_default()
+    if pickle_module is not None and pickle_module is not pickle:
+        raise NotImplementedError('ember.load: only the standard pickle module is supported')
+    relocate = _map_location_fn(map_location)
     if _is_path(f):
-        with open(f, 'rb') as fh:
+        path = os.fsdecode(f)
+        with open(path, 'rb') as fh:
             head = fh.read(64)
-            if is_torch_file(head):
-                fh.seek(0)
-                return load_torch(fh, _map_location_fn(map_location))
-        return _load_safetensors(_C._safetensors_load(os.fsdecode(f), bool(mmap)), map_location)
-    start = f.tell() if f.seekable() else None
-    head = f.read(64)
-    if start is not None:
-        f.seek(start)
-    if is_torch_file(head):
-        if start is None:
-            f = io.BytesIO(head + f.read())
-        return load_torch(f, _map_location_fn(map_location))
-    data = f.read() if start is not None else head + f.read()
+        if is_torch_file(head):
+            return load_torch(path, relocate, weights_only, bool(mmap))
+        return _load_safetensors(_C._safetensors_load(path, bool(mmap)), map_location)
+    if mmap:
+        raise ValueError('ember.load: mmap=True needs f to be a path (a file object cannot be mapped)')
+    data = f.read()
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError('ember.load: the file object must be opened in binary mode')
+    if is_torch_file(data[:64]):
+        return load_torch(data, relocate, weights_only, False)
     return _load_safetensors(_C._safetensors_load_bytes(data), map_location)

@@ -1,8 +1,7 @@
 /* safetensors files: writing (atomically, to a path) and reading (copying or
  * mmap'ing) with full validation of the header (include/ember/serialize.h).
  * The JSON header is built and parsed with jansson. */
-#include "../core/internal.h"
-#include "ember/serialize.h"
+#include "file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -170,94 +169,29 @@ done:
     return st;
 }
 
-typedef struct fd_sink { int fd; const char *path; } fd_sink;
-
-static int fd_write(void *ctx, const void *data, size_t n)
-{
-    fd_sink *s = ctx;
-    const char *p = data;
-    while (n) {
-        ssize_t w = write(s->fd, p, n > ((size_t)1 << 30) ? (size_t)1 << 30 : n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return em_fail(EM_ERR_RUNTIME, "safetensors: writing %s failed: %s", s->path,
-                                   w < 0 ? strerror(errno) : "no progress");
-        p += w, n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* fsync of the directory holding path, so that a rename in it is durable. */
-static int sync_parent_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-    if (!dir) return -1;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 em_status em_safetensors_save(const char *path, int n, const char *const *names,
                               const em_tensor *const *tensors, int nmeta,
                               const char *const *meta_keys, const char *const *meta_values)
 {
-    if (!path || !*path) return em_fail(EM_ERR_VALUE, "safetensors: empty path");
-    /* ".<name>.<pid>.<k>.tmp" beside path: a rename within one filesystem is atomic. */
-    static int counter;
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    size_t cap = strlen(path) + 64;
-    char *tmp = malloc(cap);
-    if (!tmp) return em_fail(EM_ERR_MEMORY, "safetensors: out of memory");
-    int fd = -1;
-    for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
-        snprintf(tmp, cap, "%.*s.%s.%d.%d.tmp", dirlen, path, path + dirlen, (int)getpid(),
-                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        em_status st = em_fail(EM_ERR_RUNTIME, "safetensors: cannot create a file beside %s: %s", path, strerror(errno));
-        free(tmp);
+    em_atomic_file f;
+    em_status st = em_atomic_open(&f, path, "safetensors");
+    if (st) return st;
+    st = em_safetensors_write(em_atomic_write, &f, n, names, tensors, nmeta, meta_keys, meta_values);
+    if (st) {
+        em_atomic_abort(&f);
         return st;
     }
-    fd_sink sink = {fd, path};
-    em_status st = em_safetensors_write(fd_write, &sink, n, names, tensors, nmeta, meta_keys, meta_values);
-    if (st == EM_OK && fsync(fd))
-        st = em_fail(EM_ERR_RUNTIME, "safetensors: fsync of %s failed: %s", tmp, strerror(errno));
-    if (close(fd) && st == EM_OK)
-        st = em_fail(EM_ERR_RUNTIME, "safetensors: closing %s failed: %s", tmp, strerror(errno));
-    if (st == EM_OK && rename(tmp, path))
-        st = em_fail(EM_ERR_RUNTIME, "safetensors: cannot replace %s: %s", path, strerror(errno));
-    if (st != EM_OK) unlink(tmp);
-    else if (sync_parent_dir(path))
-        st = em_fail(EM_ERR_RUNTIME, "safetensors: fsync of the directory of %s failed: %s", path, strerror(errno));
-    free(tmp);
-    return st;
+    return em_atomic_commit(&f);
 }
 
 /* ======================= reading ======================================= */
-
-/* A file mapping shared by the tensors loaded from it; unmapped with the last. */
-typedef struct mapping { void *addr; size_t len; int64_t refs; } mapping;
-
-static void mapping_unref(void *ctx)
-{
-    mapping *m = ctx;
-    if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL)) return;
-    munmap(m->addr, m->len);
-    free(m);
-}
 
 /* Where the bytes come from: all in memory (`data`: a buffer or `map`), or
  * read from `fd` on demand (the header, then each tensor into its storage). */
 typedef struct source {
     const char *what; /* the path, for messages */
     const char *data;
-    mapping *map;
+    em_mapping *map;
     int fd;
     uint64_t size;
 } source;
@@ -382,9 +316,11 @@ static em_tensor *load_tensor(const source *s, const entry *e, uint64_t data_sta
 {
     uint64_t at = data_start + e->begin;
     if (s->map && at % em_dtype_size(e->dtype) == 0) {
-        __atomic_add_fetch(&s->map->refs, 1, __ATOMIC_RELAXED);
-        em_tensor *t = em_from_blob((char *)s->data + at, e->ndim, e->sizes, NULL, e->dtype, mapping_unref, s->map);
-        if (!t) mapping_unref(s->map);
+        em_tensor *flat = em_mapping_tensor(s->map, at, (int64_t)((e->end - e->begin) / em_dtype_size(e->dtype)),
+                                            e->dtype);
+        if (!flat) return NULL;
+        em_tensor *t = em_view(flat, e->ndim, e->sizes);
+        em_release(flat);
         return t;
     }
     em_tensor *t = em_empty(e->ndim, e->sizes, e->dtype);
@@ -489,18 +425,14 @@ em_safetensors *em_safetensors_load(const char *path, bool use_mmap)
     }
     source s = {.what = path, .fd = fd, .size = (uint64_t)sb.st_size};
     if (use_mmap && s.size >= 8) {
-        s.map = malloc(sizeof *s.map);
-        void *addr = s.map ? mmap(NULL, s.size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-        if (addr == MAP_FAILED) {
-            free(s.map);
+        if (!(s.map = em_map_file(fd, s.size, path))) {
             close(fd);
-            return em_error(EM_ERR_RUNTIME, "safetensors: cannot map %s: %s", path, strerror(errno));
+            return NULL;
         }
-        *s.map = (mapping){addr, s.size, 1};
-        s.data = addr;
+        s.data = s.map->addr;
     }
     em_safetensors *st = parse(&s);
-    if (s.map) mapping_unref(s.map); /* the tensors hold their own references */
+    if (s.map) em_mapping_unref(s.map); /* the tensors hold their own references */
     close(fd);
     return st;
 }

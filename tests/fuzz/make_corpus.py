@@ -45,3 +45,60 @@ if __name__ == '__main__':
         with open(os.path.join(OUT, name), 'wb') as f:
             f.write(data)
     print(f'{len(SEEDS)} seeds in {OUT}')
+
+
+# ---- the other readers' seeds (torch zip, legacy, pickle, IDX) -------------
+# Generated with torch 1.13 and ember; run from the repository root with
+# PYTHONPATH=python /usr/bin/python3 tests/fuzz/make_corpus.py.
+
+def torch_seeds():
+    import collections
+    import gzip
+    import io
+    import pickle
+    import zipfile
+    import torch
+
+    def saved(obj, **kw):
+        buf = io.BytesIO()
+        torch.save(obj, buf, **kw)
+        return buf.getvalue()
+
+    x = torch.arange(6.).reshape(2, 3)
+    objs = {
+        'tensor': x, 'views': {'x': x, 'row': x[1], 't': x.t()},
+        'state_dict': torch.nn.Linear(2, 2).state_dict(),
+        'param': torch.nn.Parameter(torch.ones(2)), 'dtypes': [torch.ones(2, dtype=d) for d in
+                                                                (torch.float16, torch.int64, torch.bool, torch.uint8)],
+        'plain': {'a': [1, 2.5, 'x', None, (True, b'by')], 'n': 2 ** 70},
+    }
+    zips = {k: saved(v) for k, v in objs.items()}
+    legacy = {k: saved(v, _use_new_zipfile_serialization=False) for k, v in objs.items()}
+    deflated = io.BytesIO()  # a deflate-compressed entry, as a re-zipping tool would write
+    with zipfile.ZipFile(io.BytesIO(zips['tensor'])) as src, zipfile.ZipFile(deflated, 'w', zipfile.ZIP_DEFLATED) as dst:
+        for n in src.namelist():
+            dst.writestr(n, src.read(n))
+    zips['deflated'] = deflated.getvalue()
+    zips['truncated'] = zips['views'][:-30]
+    pickles = {f'p{p}_{k}': pickle.dumps(v, protocol=p) for p in range(6)
+               for k, v in [('plain', objs['plain']), ('odict', collections.OrderedDict(a=[1], b={2: 3})),
+                            ('set', {1, 2}), ('frozen', frozenset([3])), ('nested', [[[[]]]]), ('bytearray', bytearray(b'ab'))]}
+    pickles['reduce_system'] = b"cos\nsystem\n(S'true'\ntR."
+    pickles['inst'] = b"(S'x'\nios\nsystem\n."
+    pickles['ext1'] = b'\x80\x02\x82\x01.'
+    pickles['persid'] = b'\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x02tQ.'
+    idx = {'u8': b'\x00\x00\x08\x02\x00\x00\x00\x02\x00\x00\x00\x03' + bytes(range(6)),
+           'f32': b'\x00\x00\x0d\x01\x00\x00\x00\x02' + b'\x3f\x80\x00\x00\x40\x00\x00\x00',
+           'short': b'\x00\x00\x08\x01\x00\x00\x00\x09abc', 'huge': b'\x00\x00\x0e\x02\xff\xff\xff\xff\xff\xff\xff\xff'}
+    idx['gz'] = gzip.compress(idx['u8'])
+    return {'zip': zips, 'torch_legacy': legacy, 'pickle': pickles, 'idx': idx}
+
+
+if __name__ == '__main__':
+    for target, seeds in torch_seeds().items():
+        out = os.path.join(os.path.dirname(__file__), 'corpus', target)
+        os.makedirs(out, exist_ok=True)
+        for name, data in seeds.items():
+            with open(os.path.join(out, name), 'wb') as f:
+                f.write(data)
+        print(f'{len(seeds)} seeds in {out}')
