@@ -41,7 +41,7 @@ EMP_BIND(max_pool, "max_pool(Tensor input, int nd, int[] kernel_size, int[] stri
                    "bool ceil_mode)")
 {
     em_pool_params p;
-    if (pool_params(a, (int)a->i[1], 2, 3, 4, 5, &p)) return NULL;
+    if (pool_params(a, emp_dim(a, 1), 2, 3, 4, 5, &p)) return NULL;
     p.ceil_mode = a->i[6];
     em_tensor *idx = NULL, *v = em_max_pool(a->t[0], &p, &idx);
     return values_indices(v, idx);
@@ -51,7 +51,7 @@ EMP_BIND(avg_pool, "avg_pool(Tensor input, int nd, int[] kernel_size, int[] stri
                    "bool count_include_pad, int? divisor_override)")
 {
     em_pool_params p;
-    if (pool_params(a, (int)a->i[1], 2, 3, 4, -1, &p)) return NULL;
+    if (pool_params(a, emp_dim(a, 1), 2, 3, 4, -1, &p)) return NULL;
     p.ceil_mode = a->i[5], p.count_include_pad = a->i[6];
     p.divisor_override = a->has[7] ? a->i[7] : 0;
     return emp_wrap(em_avg_pool(a->t[0], &p));
@@ -59,18 +59,18 @@ EMP_BIND(avg_pool, "avg_pool(Tensor input, int nd, int[] kernel_size, int[] stri
 
 EMP_BIND(adaptive_avg_pool, "adaptive_avg_pool(Tensor input, int nd, int[] output_size)")
 {
-    return emp_wrap(em_adaptive_avg_pool(a->t[0], (int)a->i[1], a->list[2]));
+    return emp_wrap(em_adaptive_avg_pool(a->t[0], emp_dim(a, 1), a->list[2]));
 }
 
 EMP_BIND(adaptive_max_pool, "adaptive_max_pool(Tensor input, int nd, int[] output_size)")
 {
-    em_tensor *idx = NULL, *v = em_adaptive_max_pool(a->t[0], (int)a->i[1], a->list[2], &idx);
+    em_tensor *idx = NULL, *v = em_adaptive_max_pool(a->t[0], emp_dim(a, 1), a->list[2], &idx);
     return values_indices(v, idx);
 }
 
 EMP_BIND(max_unpool, "max_unpool(Tensor input, Tensor indices, int nd, int[] output_size)")
 {
-    em_pool_params p = {.nd = (int)a->i[2]};
+    em_pool_params p = {.nd = emp_dim(a, 2)};
     if (a->nlist[3] != p.nd) return PyErr_Format(PyExc_ValueError, "max_unpool: output_size must have %d values", p.nd);
     return emp_wrap(em_max_unpool(a->t[0], a->t[1], &p, a->list[3]));
 }
@@ -137,14 +137,14 @@ EMP_BIND(avg_pool_backward, "avg_pool_backward(Tensor grad_output, Tensor input,
                             "int? divisor_override)")
 {
     em_pool_params p;
-    if (pool_params(a, (int)a->i[2], 3, 4, 5, -1, &p)) return NULL;
+    if (pool_params(a, emp_dim(a, 2), 3, 4, 5, -1, &p)) return NULL;
     p.ceil_mode = a->i[6], p.count_include_pad = a->i[7];
     p.divisor_override = a->has[8] ? a->i[8] : 0;
     return emp_wrap(em_avg_pool_backward(a->t[0], &p, em_ndim(a->t[1]), em_sizes(a->t[1])));
 }
 EMP_BIND(max_pool_backward, "max_pool_backward(Tensor grad_output, Tensor indices, Tensor input, int nd)")
 {
-    return emp_wrap(em_max_pool_backward(a->t[0], a->t[1], (int)a->i[3], em_ndim(a->t[2]), em_sizes(a->t[2])));
+    return emp_wrap(em_max_pool_backward(a->t[0], a->t[1], emp_dim(a, 3), em_ndim(a->t[2]), em_sizes(a->t[2])));
 }
 /* torch._C._nn.fractional_max_pool2d/3d(input, kernel_size, output_size, random_samples) -> (out, indices) */
 #define NN_FRACTIONAL(N)                                                                                     \
@@ -159,7 +159,7 @@ NN_FRACTIONAL(2)
 NN_FRACTIONAL(3)
 EMP_BIND(adaptive_avg_pool_backward, "adaptive_avg_pool_backward(Tensor grad_output, Tensor input, int nd)")
 {
-    return emp_wrap(em_adaptive_avg_pool_backward(a->t[0], (int)a->i[2], em_ndim(a->t[1]), em_sizes(a->t[1])));
+    return emp_wrap(em_adaptive_avg_pool_backward(a->t[0], emp_dim(a, 2), em_ndim(a->t[1]), em_sizes(a->t[1])));
 }
 EMP_BIND(pad_backward, "pad_backward(Tensor grad_output, Tensor input, int[] pad, str mode)")
 {
