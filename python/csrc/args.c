@@ -128,6 +128,16 @@ static int as_int64(PyObject *o, int64_t *out)
     return 0;
 }
 
+/* An int list's element as int64: 1, or 0 past int64's range (PyTorch's parser then finds the list
+ * does not fit: a TypeError), -1 on another error. */
+static int list_int64(PyObject *o, int64_t *out)
+{
+    if (as_int64(o, out) == 0) return 1;
+    if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 em_tensor *emp_number_tensor(PyObject *o)
 {
     if (PyBool_Check(o)) return em_scalar_bool(o == Py_True);
@@ -167,8 +177,9 @@ static int convert_intlist(const emp_param *p, PyObject *o, emp_args *a, int k)
 {
     if (PyBool_Check(o)) return 0; /* PyTorch: a bool is not an int */
     if (is_int_like(o)) {
-        int64_t v;
-        if (as_int64(o, &v)) return -1;
+        int64_t v; /* a single int: int[N] params take it as one int, the others as a list of one */
+        int r = p->list_len ? (as_int64(o, &v) ? -1 : 1) : list_int64(o, &v);
+        if (r <= 0) return r;
         int n = p->list_len > 1 ? p->list_len : 1;
         for (int j = 0; j < n; j++) a->list[k][j] = v;
         a->nlist[k] = n;
@@ -193,7 +204,8 @@ static int convert_intlist(const emp_param *p, PyObject *o, emp_args *a, int k)
             continue;
         }
         if (!is_int_like(item) || PyBool_Check(item)) return 0;
-        if (as_int64(item, &a->list[k][j])) return -1;
+        int r = list_int64(item, &a->list[k][j]);
+        if (r <= 0) return r;
     }
     a->nlist[k] = (int)n;
     return 1;
@@ -331,6 +343,8 @@ static void release_owned(emp_args *a)
     a->nowned = 0;
 }
 
+static bool is_out(const emp_param *p) { return PyUnicode_CompareWithASCIIString(p->name, "out") == 0; }
+
 /* Tries one signature: 1 matched, 0 not, -1 error raised. */
 static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                  emp_args *a)
@@ -352,7 +366,8 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
         if (!(npos >= 1 && p->varargs && nargs <= EM_MAX_DIMS)) return 0;
         for (Py_ssize_t j = 0; j < nargs; j++) {
             if (!is_int_like(args[j]) || PyBool_Check(args[j])) return 0;
-            if (as_int64(args[j], &a->list[k0][j])) return -1;
+            int r = list_int64(args[j], &a->list[k0][j]);
+            if (r <= 0) return r;
         }
         a->obj[k0] = args[0];
         a->has[k0] = true;
@@ -367,7 +382,7 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t j = 0; j < nkw; j++) {
         int k = find_param(sig, PyTuple_GET_ITEM(kwnames, j));
-        if (k < 0 || filled[k]) return 0;
+        if (k < 0 || filled[k] || (self && is_out(&sig->p[k]))) return 0; /* Tensor methods have no out= */
         if ((r = convert(&sig->p[k], args[nargs + j], a, k)) <= 0) return r;
         filled[k] = true;
     }
@@ -402,7 +417,7 @@ static int raise_bad_argument(emp_parser *p, PyObject *self, PyObject *const *ar
     }
     for (Py_ssize_t j = 0; j < nargs + nkw; j++) {
         int k = j < nargs ? k0 + (int)j : find_param(sig, PyTuple_GET_ITEM(kwnames, j - nargs));
-        if (k < 0) {
+        if (k < 0 || (self && j >= nargs && is_out(&sig->p[k]))) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", p->name,
                          PyTuple_GET_ITEM(kwnames, j - nargs));
             return 1;
