@@ -229,6 +229,10 @@ static int check_dims(const emp_args *a, const int64_t *v, int n)
 /* 1 converted, 0 does not fit this param (no exception), -1 error raised. */
 static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
 {
+    if (p->is_dim && (p->type == EMP_INT || p->type == EMP_INTLIST) && o && PyUnicode_Check(o)) { /* PyTorch reads a str dim as a dim name: Ember has none */
+        PyErr_Format(PyExc_RuntimeError, "Name '%U' not found in Tensor (Ember has no named dims).", o);
+        return -1;
+    }
     a->obj[k] = o;
     a->has[k] = o != NULL && o != Py_None;
     if (!a->has[k]) {
@@ -420,6 +424,10 @@ static int raise_bad_argument(emp_parser *p, PyObject *self, PyObject *const *ar
         if (k < 0 || (self && j >= nargs && is_out(&sig->p[k]))) {
             PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", p->name,
                          PyTuple_GET_ITEM(kwnames, j - nargs));
+            return 1;
+        }
+        if (j >= nargs && k - k0 < nargs) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%U'", p->name, sig->p[k].name);
             return 1;
         }
         emp_args scratch;

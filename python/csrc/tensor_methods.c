@@ -125,7 +125,7 @@ EMP_BIND(to,
 }
 
 EMP_BIND(cpu, "cpu(Tensor input, *, memory_format? memory_format=None)") { return convert_to(a, EM_DTYPE_NONE, EM_DEVICE_CPU, false); }
-EMP_BIND(cuda, "cuda(Tensor input, object device=None, bool non_blocking=False, *, memory_format? memory_format=None)")
+EMP_BIND(cuda, "cuda(Tensor input, device? device=None, bool non_blocking=False, *, memory_format? memory_format=None)")
 {
     return convert_to(a, EM_DTYPE_NONE, (em_device){EM_CUDA, 0}, false);
 }

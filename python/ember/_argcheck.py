@@ -36,6 +36,13 @@ def as_int(value):
     return v
 
 
+def check_count(what, n):
+    """A count of things a Python loop will make (sections, layers, copies): RuntimeError past MAX_PIECES,
+    where PyTorch would loop and allocate for as long as memory lasts."""
+    if isinstance(n, int) and n > MAX_PIECES:
+        raise RuntimeError(f"{what}: {n} is more than the {MAX_PIECES} Ember supports")
+
+
 def _fits(value, kind):
     if kind.endswith('?'):
         if value is None:

@@ -12,7 +12,7 @@ import math
 import warnings
 
 from . import _C
-from ._argcheck import MAX_PIECES, accepts, as_int
+from ._argcheck import MAX_PIECES, accepts, as_int, check, check_count
 from ._tensor import Tensor
 
 # alias -> the Ember op it names (each also as a Tensor method and, where the
@@ -44,6 +44,7 @@ def _method_of(name):
 
 def _function_of(name):
     def function(input, *args, **kwargs):
+        check(name, 'input', 1, input, 'Tensor')
         return getattr(input, name)(*args, **kwargs)
     function.__name__ = name
     return function
@@ -166,9 +167,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         n = indices_or_sections
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
-        if n > MAX_PIECES:  # each section is a tensor, empty ones past the size: refuse rather than loop
-            raise RuntimeError(f"tensor_split: {n} sections would make {n} tensors, more than the {MAX_PIECES} "
-                               "Ember supports")
+        check_count('tensor_split: sections', n)  # each a tensor, empty ones past the size: refuse, not loop
         q, r = divmod(size, n)
         cuts, at = [], 0
         for k in range(n - 1):

@@ -171,7 +171,7 @@ def worker():
     import ember.linalg  # noqa: F401
     import torch
     import torch.nn.functional  # noqa: F401
-    libs = (('E', ember), ('T', torch))
+    libs = (('T', torch), ('E', ember))  # torch first: where it crashes or hangs, the call is excluded
     proto.write('ready\n')
     for line in sys.stdin:
         call = json.loads(line)
@@ -300,7 +300,7 @@ def mutations(call, rng):
     return out[:MUTATIONS]
 
 
-def sweep(sample=1, seed=0, show=20, verbose=False):
+def sweep(sample=1, seed=0, show=20, verbose=False, dump=None):
     rng = random.Random(seed)
     targets = callables()
     if sample > 1:  # a fixed sample of the callables
@@ -336,7 +336,7 @@ def sweep(sample=1, seed=0, show=20, verbose=False):
                 print(f'{ns}.{name}: {len(calls)} calls, {time.monotonic() - t0:.0f} s', file=sys.stderr)
     finally:
         runner.stop()
-    return summarize(results, runner.events, show)
+    return summarize(results, runner.events, show, dump)
 
 
 def describe(call):
@@ -344,7 +344,7 @@ def describe(call):
         [json.dumps(a) for a in call['args']] + [f'{k}={json.dumps(v)}' for k, v in call['kwargs'].items()]))
 
 
-def summarize(results, events, show):
+def summarize(results, events, show, dump=None):
     both = same = torch_only = 0
     silent, mismatches, accepted = [], {}, 0
     crashes = [e for e in events if e[0] == 'crash' and e[1] == 'E']
@@ -368,6 +368,13 @@ def summarize(results, events, show):
                 silent.append((call, t))
         elif t == 'ok':
             torch_only += 1
+    if dump:  # every mismatch and silent acceptance, one JSON line each
+        with open(dump, 'w') as f:
+            for (e, t), calls in mismatches.items():
+                for call in calls:
+                    f.write(json.dumps({'ember': e, 'torch': t, 'call': describe(call)}) + '\n')
+            for call, t in silent:
+                f.write(json.dumps({'ember': 'ok', 'torch': t, 'silent': True, 'call': describe(call)}) + '\n')
     rate = same / both if both else 1.0
     fig = {'calls': len(results), 'crashes': len(crashes), 'hangs': len(hangs), 'silent': len(silent),
            'both_raise': both, 'same_type': same, 'same_type_rate': rate, 'ember_accepts_torch_raises': accepted,
@@ -392,11 +399,12 @@ def main():
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--show', type=int, default=20)
     ap.add_argument('--json', help='write the figures here')
+    ap.add_argument('--dump', help='write every mismatch here (JSON lines)')
     ap.add_argument('-v', '--verbose', action='store_true')
     opt = ap.parse_args()
     if opt.worker:
         return worker()
-    fig, text = sweep(opt.sample, opt.seed, opt.show, opt.verbose)
+    fig, text = sweep(opt.sample, opt.seed, opt.show, opt.verbose, opt.dump)
     print(text)
     if opt.json:
         with open(opt.json, 'w') as f:
