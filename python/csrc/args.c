@@ -290,7 +290,13 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return 1;
         }
         if (emp_is_tensor(o)) return tensor_number(o, a, k);
-        if (is_int_like(o) || (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !PyComplex_Check(o))) {
+        if (is_int_like(o) && !PyBool_Check(o)) { /* PyTorch reads most such params as a Scalar: int64 or error */
+            int64_t v;
+            if (as_int64(o, &v)) return -1;
+            a->d[k] = (double)v;
+            return 1;
+        }
+        if ((Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !PyComplex_Check(o))) {
             a->d[k] = PyFloat_AsDouble(o);
             return a->d[k] == -1.0 && PyErr_Occurred() ? -1 : 1;
         }

@@ -18,7 +18,13 @@ static int pool_params(emp_args *a, int nd, int kk, int ks, int kp, int kd, em_p
             PyErr_Format(PyExc_RuntimeError, "expected %d or 1 values for a pooling argument, got %d", nd, len);
             return -1;
         }
-        for (int d = 0; d < nd; d++) dst[j][d] = a->list[k][len == 1 ? 0 : d];
+        for (int d = 0; d < nd; d++) {
+            dst[j][d] = a->list[k][len == 1 ? 0 : d];
+            if (dst[j][d] != (int32_t)dst[j][d]) { /* PyTorch's pools take C ints */
+                PyErr_SetString(PyExc_RuntimeError, "integer out of range");
+                return -1;
+            }
+        }
         for (int d = 0; d < nd; d++)
             if ((j == 1 || j == 3) && dst[j][d] == 0) { /* C's 0 means a default; Python's is an error */
                 PyErr_SetString(PyExc_RuntimeError, j == 1 ? "stride should not be zero"
