@@ -226,10 +226,18 @@ static int check_dims(const emp_args *a, const int64_t *v, int n)
     return 1;
 }
 
+/* A param PyTorch also declares with a dim-name overload (`dim` of reductions, gather, cat...): a str
+ * there is a name to look up, not a wrong type. */
+static bool is_dim_name_param(const emp_param *p)
+{
+    return (p->type == EMP_INT || (p->type == EMP_INTLIST && p->list_len == 1)) &&
+           PyUnicode_CompareWithASCIIString(p->name, "dim") == 0;
+}
+
 /* 1 converted, 0 does not fit this param (no exception), -1 error raised. */
 static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
 {
-    if (p->is_dim && (p->type == EMP_INT || p->type == EMP_INTLIST) && o && PyUnicode_Check(o)) { /* PyTorch reads a str dim as a dim name: Ember has none */
+    if (p->is_dim && o && PyUnicode_Check(o) && is_dim_name_param(p)) { /* PyTorch reads a str dim as a dim name: Ember has none */
         PyErr_Format(PyExc_RuntimeError, "Name '%U' not found in Tensor (Ember has no named dims).", o);
         return -1;
     }
@@ -278,12 +286,10 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
         if (emp_is_tensor(o)) {
             em_tensor *t = emp_t(o);
             if (em_numel(t) != 1 || em_dtype_is_float(em_dtype_of(t))) return 0;
-            int r = tensor_number(o, a, k);
-            return r == 1 && p->is_dim ? check_dims(a, &a->i[k], 1) : r;
+            return tensor_number(o, a, k);
         }
         if (!is_int_like(o) || PyBool_Check(o)) return 0;
-        if (as_int64(o, &a->i[k])) return -1;
-        return p->is_dim ? check_dims(a, &a->i[k], 1) : 1;
+        return as_int64(o, &a->i[k]) ? -1 : 1;
     case EMP_FLOAT:
         if (PyFloat_Check(o)) {
             a->d[k] = PyFloat_AS_DOUBLE(o);
@@ -305,10 +311,8 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
         if (!PyBool_Check(o)) return 0;
         a->i[k] = o == Py_True;
         return 1;
-    case EMP_INTLIST: {
-        int r = convert_intlist(p, o, a, k);
-        return r == 1 && p->is_dim ? check_dims(a, a->list[k], a->nlist[k]) : r;
-    }
+    case EMP_INTLIST:
+        return convert_intlist(p, o, a, k);
     case EMP_DTYPE:
         if (Py_TYPE(o) == &EmpDtype_Type) {
             a->i[k] = ((EmpDtype *)o)->dtype;
@@ -402,6 +406,12 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
         if (!p->has_default && !p->optional) return 0;
         if ((r = convert(p, p->def_obj, a, k)) <= 0) return r;
     }
+    for (int k = 0; k < sig->nparams; k++) { /* the call fits: now the dims' range */
+        const emp_param *p = &sig->p[k];
+        if (!p->is_dim || !a->has[k] || (p->type != EMP_INT && p->type != EMP_INTLIST)) continue;
+        if (check_dims(a, p->type == EMP_INT ? &a->i[k] : a->list[k], p->type == EMP_INT ? 1 : a->nlist[k]) < 0)
+            return -1;
+    }
     return 1;
 }
 
@@ -438,7 +448,6 @@ static int raise_bad_argument(emp_parser *p, PyObject *self, PyObject *const *ar
         }
         emp_args scratch;
         scratch.nowned = 0;
-        scratch.obj[0] = self;
         int r = convert(&sig->p[k], args[j], &scratch, k);
         release_owned(&scratch);
         if (r < 0) return 1;

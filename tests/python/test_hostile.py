@@ -117,3 +117,14 @@ def test_sweep_sample():
                          capture_output=True, text=True, timeout=600)
     print(run.stdout, run.stderr[-3000:])
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+
+
+@pytest.mark.parametrize('op', [
+    lambda m, x: x.sum('a'), lambda m, x: m.gather(x, 'a', m.zeros(2, 3, dtype=m.int64)), lambda m, x: x.flip('a'),
+    lambda m, x: x.transpose('a', 0), lambda m, x: x.cumsum(0, dim=1), lambda m, x: x.add(x, out=x),
+    lambda m, x: m.heaviside(x, 1), lambda m, x: m.gcd(x.long(), 2), lambda m, x: x.clamp_min(2 ** 63),
+])
+def test_exception_type_as_torch(op):
+    # a str dim is a dim name to PyTorch where the op has a named overload (RuntimeError), else a wrong type;
+    # a repeated argument, out= on a method, a number where only a Tensor is taken: TypeError
+    raises_as_torch(lambda m: op(m, m.ones(2, 3)))
