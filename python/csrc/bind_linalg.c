@@ -15,16 +15,31 @@
 PRODUCTS(PRODUCT_BIND)
 
 /* ---- beta * input + alpha * product: new (with out=) and in-place forms ---------- */
+/* PyTorch reads a batch's size(1) and size(2) before checking its rank: a batch of
+ * fewer than 2 dims is its IndexError. -1 raised, else 0. */
+static int batch_rank(const char *name, const emp_args *a)
+{
+    if (strcmp(name + strlen(name) - 3, "bmm") && strcmp(name + strlen(name) - 4, "bmm_")) return 0;
+    for (int k = 1; k <= 2; k++) {
+        int nd = em_ndim(a->t[k]);
+        if (nd >= 2) continue;
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+        return -1;
+    }
+    return 0;
+}
 #define ADD_PRODUCT_BIND(name, first, second)                                                         \
     EMP_BIND(name, #name "(Tensor input, Tensor " #first ", Tensor " #second                          \
                    ", *, Number beta=1, Number alpha=1, Tensor? out=None)")                           \
     {                                                                                                 \
+        if (batch_rank(#name, a)) return NULL;                                                        \
         return EMP_OUT(5, em_##name##_out(a->t[5], a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]),      \
                    em_##name(a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]));                           \
     }                                                                                                 \
     EMP_BIND(name##_, #name "_(Tensor input, Tensor " #first ", Tensor " #second                      \
                       ", *, Number beta=1, Number alpha=1)")                                          \
     {                                                                                                 \
+        if (batch_rank(#name "_", a)) return NULL;                                                    \
         return emp_status_self(em_##name##_(a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]), a->obj[0]); \
     }
 #define ADD_PRODUCTS(X) X(addmm, mat1, mat2) X(addmv, mat, vec) X(baddbmm, batch1, batch2) X(addbmm, batch1, batch2)

@@ -128,3 +128,11 @@ def test_exception_type_as_torch(op):
     # a str dim is a dim name to PyTorch where the op has a named overload (RuntimeError), else a wrong type;
     # a repeated argument, out= on a method, a number where only a Tensor is taken: TypeError
     raises_as_torch(lambda m: op(m, m.ones(2, 3)))
+
+
+@pytest.mark.parametrize('shape', [(3,), (0,), (3, 3), (2, 3, 3, 1)])
+@pytest.mark.parametrize('name', ['baddbmm', 'addbmm'])
+def test_batch_products_rank(name, shape):
+    # a batch of fewer than 2 dims is PyTorch's IndexError, other wrong ranks its RuntimeError
+    raises_as_torch(lambda m: getattr(m, name)(m.ones(2, 3, 3) if name == 'baddbmm' else m.ones(3, 3),
+                                               m.ones(*shape), m.ones(2, 3, 3)))
