@@ -237,8 +237,9 @@ static bool is_dim_name_param(const emp_param *p)
 /* 1 converted, 0 does not fit this param (no exception), -1 error raised. */
 static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
 {
-    if (p->is_dim && o && PyUnicode_Check(o) && is_dim_name_param(p)) { /* PyTorch reads a str dim as a dim name: Ember has none */
-        PyErr_Format(PyExc_RuntimeError, "Name '%U' not found in Tensor (Ember has no named dims).", o);
+    /* PyTorch reads a str (or None, where the dim is not optional) as a dim name: Ember has none */
+    if (p->is_dim && o && (PyUnicode_Check(o) || (o == Py_None && !p->optional)) && is_dim_name_param(p)) {
+        PyErr_Format(PyExc_RuntimeError, "Name '%S' not found in Tensor (Ember has no named dims).", o);
         return -1;
     }
     a->obj[k] = o;

@@ -36,6 +36,16 @@ def as_int(value):
     return v
 
 
+def int_arg(fname, name, value):
+    """One element of an int-list argument as an int: PyTorch's TypeError for another type (a float, a str,
+    inf), its RuntimeError past int64."""
+    v = as_int(value)
+    if v is None:
+        raise TypeError(f"{fname}(): argument '{name}' must be tuple of ints, but found element of type "
+                        f"{_type_name(value)}")
+    return v
+
+
 def check_count(what, n):
     """A count of things a Python loop will make (sections, layers, copies): RuntimeError past MAX_PIECES,
     where PyTorch would loop and allocate for as long as memory lasts."""

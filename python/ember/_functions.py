@@ -7,6 +7,8 @@ result_type, can_cast) and the RNG state. Composites of recorded ops, so they
 are differentiable wherever their parts are."""
 import builtins
 import collections
+import functools
+import inspect
 import itertools
 import math
 import warnings
@@ -503,6 +505,19 @@ METHODS = ('isclose', 'allclose', 'equal', 'broadcast_to', 'ravel', 'tensor_spli
            'is_same_size', 'is_signed', 'sinc', 'cross', 'cov', 'corrcoef')
 
 
+def _without_out(fn):
+    """fn as a Tensor method: PyTorch's methods take no out= (a TypeError, as from the C binding)."""
+    if 'out' not in inspect.signature(fn).parameters:
+        return fn
+
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if 'out' in kwargs:
+            raise TypeError(f"{fn.__name__}() got an unexpected keyword argument 'out'")
+        return fn(self, *args, **kwargs)
+    return method
+
+
 def _inplace_method(fn):
     def method(self, *args, **kwargs):
         return self.copy_(fn(self, *args, **kwargs))
@@ -521,7 +536,7 @@ def install(namespace):
         namespace.setdefault(name, fn)
     for name in METHODS:
         if not hasattr(Tensor, name):
-            setattr(Tensor, name, FUNCTIONS[name])
+            setattr(Tensor, name, _without_out(FUNCTIONS[name]))
     for name in ('deg2rad', 'rad2deg', 'logit', 'sinc'):  # in place: computed, then written back
         if not hasattr(Tensor, name + '_'):
             setattr(Tensor, name + '_', _inplace_method(FUNCTIONS[name]))
