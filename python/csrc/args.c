@@ -114,8 +114,7 @@ static void parser_init(emp_parser *p)
 /* PyTorch's error for an int beyond int64 (it raises it for every int argument). */
 static void raise_overflow(void) { PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long"); }
 
-/* o (an int or __index__ object) as int64: 0, or -1 with RuntimeError past int64's range. */
-static int as_int64(PyObject *o, int64_t *out)
+int emp_as_int64(PyObject *o, int64_t *out)
 {
     PyObject *i = PyLong_Check(o) ? Py_NewRef(o) : PyNumber_Index(o);
     if (!i) return -1;
@@ -132,7 +131,7 @@ static int as_int64(PyObject *o, int64_t *out)
  * does not fit: a TypeError), -1 on another error. */
 static int list_int64(PyObject *o, int64_t *out)
 {
-    if (as_int64(o, out) == 0) return 1;
+    if (emp_as_int64(o, out) == 0) return 1;
     if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) return -1;
     PyErr_Clear();
     return 0;
@@ -143,7 +142,7 @@ em_tensor *emp_number_tensor(PyObject *o)
     if (PyBool_Check(o)) return em_scalar_bool(o == Py_True);
     if (PyLong_Check(o) || (PyIndex_Check(o) && !emp_is_tensor(o))) { /* ints, numpy integers */
         int64_t v;
-        return as_int64(o, &v) ? NULL : em_scalar_int(v);
+        return emp_as_int64(o, &v) ? NULL : em_scalar_int(v);
     }
     if (PyFloat_Check(o)) return em_scalar_float(PyFloat_AS_DOUBLE(o));
     if (PyComplex_Check(o)) return NULL;
@@ -178,7 +177,7 @@ static int convert_intlist(const emp_param *p, PyObject *o, emp_args *a, int k)
     if (PyBool_Check(o)) return 0; /* PyTorch: a bool is not an int */
     if (is_int_like(o)) {
         int64_t v; /* a single int: int[N] params take it as one int, the others as a list of one */
-        int r = p->list_len ? (as_int64(o, &v) ? -1 : 1) : list_int64(o, &v);
+        int r = p->list_len ? (emp_as_int64(o, &v) ? -1 : 1) : list_int64(o, &v);
         if (r <= 0) return r;
         int n = p->list_len > 1 ? p->list_len : 1;
         for (int j = 0; j < n; j++) a->list[k][j] = v;
@@ -274,7 +273,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return 1;
         }
         if (is_int_like(o)) {
-            if (as_int64(o, &a->i[k])) return -1;
+            if (emp_as_int64(o, &a->i[k])) return -1;
             a->d[k] = (double)a->i[k];
             a->isint[k] = true;
             return 1;
@@ -290,7 +289,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return tensor_number(o, a, k);
         }
         if (!is_int_like(o) || PyBool_Check(o)) return 0;
-        return as_int64(o, &a->i[k]) ? -1 : 1;
+        return emp_as_int64(o, &a->i[k]) ? -1 : 1;
     case EMP_FLOAT:
         if (PyFloat_Check(o)) {
             a->d[k] = PyFloat_AS_DOUBLE(o);
@@ -299,7 +298,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
         if (emp_is_tensor(o)) return tensor_number(o, a, k);
         if (is_int_like(o) && !PyBool_Check(o)) { /* PyTorch reads most such params as a Scalar: int64 or error */
             int64_t v;
-            if (as_int64(o, &v)) return -1;
+            if (emp_as_int64(o, &v)) return -1;
             a->d[k] = (double)v;
             return 1;
         }

@@ -67,8 +67,8 @@ static int sublist_subscripts(PyObject *list, char *buf, size_t *len)
             *len += 3;
             continue;
         }
-        long v = PyLong_Check(s) ? PyLong_AsLong(s) : -1;
-        if (v == -1 && PyErr_Occurred()) return -1;
+        int64_t v = -1;
+        if (PyLong_Check(s) && emp_as_int64(s, &v)) return -1;
         if (!PyLong_Check(s) || v < 0 || v >= 52) {
             PyErr_Format(PyExc_ValueError, "einsum(): subscript in subscript list is not within the valid range [0, 52)");
             return -1;
@@ -169,8 +169,8 @@ static int dim_list(PyObject *o, int *dims, int *n)
                          Py_TYPE(v)->tp_name);
             return -1;
         }
-        long d = PyLong_AsLong(v);
-        if (d == -1 && PyErr_Occurred()) return -1;
+        int64_t d;
+        if (emp_as_int64(v, &d)) return -1;
         dims[i] = emp_dim_value(d);
     }
     *n = (int)len;
@@ -188,16 +188,16 @@ static int tensordot_dims(PyObject *dims, const em_tensor *a, int *da, int *db, 
         return r;
     }
     if (PyLong_Check(dims) && !PyBool_Check(dims)) {
-        long d = PyLong_AsLong(dims);
-        if (d == -1 && PyErr_Occurred()) return -1;
+        int64_t d;
+        if (emp_as_int64(dims, &d)) return -1;
         if (d < 0) {
-            PyErr_Format(PyExc_RuntimeError, "tensordot expects dims >= 0, but got dims=%ld", d);
+            PyErr_Format(PyExc_RuntimeError, "tensordot expects dims >= 0, but got dims=%lld", (long long)d);
             return -1;
         }
         int nd = em_ndim(a);
         if (d > nd) { /* the dim -d of a is out of range */
-            PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %ld)",
-                         -nd, nd - 1, -d);
+            PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
+                         -nd, nd - 1, (long long)-d);
             return -1;
         }
         for (int i = 0; i < d; i++) da[i] = (int)(i - d), db[i] = i;

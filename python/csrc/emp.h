@@ -165,6 +165,9 @@ static inline const int *emp_dims(emp_args *a, int k, int *buf)
 static inline em_dtype emp_dtype_arg(emp_args *a, int k) { return a->has[k] ? (em_dtype)a->i[k] : EM_DTYPE_NONE; }
 /* Collects a tuple/list of tensors into out[max] (borrowed); returns the count or -1. */
 int emp_tensor_seq(PyObject *seq, em_tensor **out, int max, const char *what);
+/* An int (or __index__ object) as int64: 0, or -1 with an exception (PyTorch's RuntimeError
+ * "Overflow when unpacking long" past int64's range): every int the binding reads goes through it. */
+int emp_as_int64(PyObject *o, int64_t *out);
 /* Converts a Python number to a wrapped-number tensor (new ref); NULL with no error set if not a
  * number, NULL with RuntimeError for an int beyond int64 (PyTorch's "Overflow when unpacking long"). */
 em_tensor *emp_number_tensor(PyObject *o);

@@ -356,7 +356,7 @@ def describe(call):
 
 def summarize(results, events, show, dump=None):
     both = same = torch_only = 0
-    silent, mismatches, accepted = [], {}, 0
+    silent, mismatches, accepted, accepted_calls = [], {}, 0, []
     crashes = [e for e in events if e[0] == 'crash' and e[1] == 'E']
     hangs = [e for e in events if e[0] == 'hang' and e[1] == 'E']
     torch_faults = [e for e in events if e[1] == 'T']
@@ -374,6 +374,7 @@ def summarize(results, events, show, dump=None):
                 mismatches.setdefault((e, t), []).append(call)
         elif e == 'ok' and t != 'ok':
             accepted += 1
+            accepted_calls.append((call, t))
             if t in ('IndexError', 'RuntimeError') and is_big_int(call.get('mutated')):
                 silent.append((call, t))
         elif t == 'ok':
@@ -383,8 +384,9 @@ def summarize(results, events, show, dump=None):
             for (e, t), calls in mismatches.items():
                 for call in calls:
                     f.write(json.dumps({'ember': e, 'torch': t, 'call': describe(call)}) + '\n')
-            for call, t in silent:
-                f.write(json.dumps({'ember': 'ok', 'torch': t, 'silent': True, 'call': describe(call)}) + '\n')
+            for call, t in accepted_calls:
+                f.write(json.dumps({'ember': 'ok', 'torch': t, 'silent': is_big_int(call.get('mutated')),
+                                    'call': describe(call)}) + '\n')
     rate = same / both if both else 1.0
     fig = {'calls': len(results), 'crashes': len(crashes), 'hangs': len(hangs), 'silent': len(silent),
            'both_raise': both, 'same_type': same, 'same_type_rate': rate, 'ember_accepts_torch_raises': accepted,
