@@ -172,12 +172,25 @@ static int tensor_number(PyObject *o, emp_args *a, int k)
     return 1;
 }
 
+/* Parks the exception just raised (a value's error) until the call is known to fit: 1, as a fit. */
+static int defer(emp_args *a)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (!a->deferred) a->deferred = Py_NewRef(value);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    return 1;
+}
+
 static int convert_intlist(const emp_param *p, PyObject *o, emp_args *a, int k)
 {
     if (PyBool_Check(o)) return 0; /* PyTorch: a bool is not an int */
     if (is_int_like(o)) {
         int64_t v; /* a single int: int[N] params take it as one int, the others as a list of one */
-        int r = p->list_len ? (emp_as_int64(o, &v) ? -1 : 1) : list_int64(o, &v);
+        int r = p->list_len ? (emp_as_int64(o, &v) ? defer(a) : 1) : list_int64(o, &v);
         if (r <= 0) return r;
         int n = p->list_len > 1 ? p->list_len : 1;
         for (int j = 0; j < n; j++) a->list[k][j] = v;
@@ -239,7 +252,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
     /* PyTorch reads a str (or None, where the dim is not optional) as a dim name: Ember has none */
     if (p->is_dim && o && (PyUnicode_Check(o) || (o == Py_None && !p->optional)) && is_dim_name_param(p)) {
         PyErr_Format(PyExc_RuntimeError, "Name '%S' not found in Tensor (Ember has no named dims).", o);
-        return -1;
+        return defer(a);
     }
     a->obj[k] = o;
     a->has[k] = o != NULL && o != Py_None;
@@ -261,7 +274,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return 1;
         } else {
             em_tensor *t = emp_number_tensor(o);
-            if (!t) return PyErr_Occurred() ? -1 : 0;
+            if (!t) return PyErr_Occurred() ? defer(a) : 0;
             a->t[k] = a->owned[a->nowned++] = t;
             return 1;
         }
@@ -273,7 +286,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return 1;
         }
         if (is_int_like(o)) {
-            if (emp_as_int64(o, &a->i[k])) return -1;
+            if (emp_as_int64(o, &a->i[k])) return defer(a);
             a->d[k] = (double)a->i[k];
             a->isint[k] = true;
             return 1;
@@ -289,7 +302,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return tensor_number(o, a, k);
         }
         if (!is_int_like(o) || PyBool_Check(o)) return 0;
-        return emp_as_int64(o, &a->i[k]) ? -1 : 1;
+        return emp_as_int64(o, &a->i[k]) ? defer(a) : 1;
     case EMP_FLOAT:
         if (PyFloat_Check(o)) {
             a->d[k] = PyFloat_AS_DOUBLE(o);
@@ -298,7 +311,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
         if (emp_is_tensor(o)) return tensor_number(o, a, k);
         if (is_int_like(o) && !PyBool_Check(o)) { /* PyTorch reads most such params as a Scalar: int64 or error */
             int64_t v;
-            if (emp_as_int64(o, &v)) return -1;
+            if (emp_as_int64(o, &v)) return defer(a);
             a->d[k] = (double)v;
             return 1;
         }
@@ -406,6 +419,10 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
         if (!p->has_default && !p->optional) return 0;
         if ((r = convert(p, p->def_obj, a, k)) <= 0) return r;
     }
+    if (a->deferred) { /* the call fits: now the errors in its values */
+        PyErr_SetObject((PyObject *)Py_TYPE(a->deferred), a->deferred);
+        return -1;
+    }
     for (int k = 0; k < sig->nparams; k++) { /* the call fits: now the dims' range */
         const emp_param *p = &sig->p[k];
         if (!p->is_dim || !a->has[k] || (p->type != EMP_INT && p->type != EMP_INTLIST)) continue;
@@ -448,8 +465,10 @@ static int raise_bad_argument(emp_parser *p, PyObject *self, PyObject *const *ar
         }
         emp_args scratch;
         scratch.nowned = 0;
+        scratch.deferred = NULL;
         int r = convert(&sig->p[k], args[j], &scratch, k);
         release_owned(&scratch);
+        Py_CLEAR(scratch.deferred);
         if (r < 0) return 1;
         if (r > 0) continue;
         const emp_param *q = &sig->p[k];
@@ -505,7 +524,9 @@ int emp_parse(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t n
     a->self = self;
     a->nowned = 0;
     for (int s = 0; s < p->nsigs; s++) {
+        a->deferred = NULL;
         int r = match(&p->parsed[s], self, args, nargs, kwnames, a);
+        Py_CLEAR(a->deferred);
         if (r == 1) {
             a->sig = s;
             return 0;

@@ -142,6 +142,8 @@ typedef struct emp_args {
     int64_t list[EMP_MAX_ARGS][EM_MAX_DIMS];
     int nowned;
     em_tensor *owned[EMP_MAX_ARGS]; /* wrapped numbers made by the parser */
+    PyObject *deferred;             /* an error in a value (int past int64, a dim name) raised only if the
+                                     * call fits the signature: PyTorch checks the types first */
 } emp_args;
 
 /* Fills `a` from a FASTCALL call (self prepended as the first param when not

@@ -51,6 +51,8 @@ def check_count(what, n):
     where PyTorch would loop and allocate for as long as memory lasts."""
     if isinstance(n, int) and n > MAX_PIECES:
         raise RuntimeError(f"{what}: {n} is more than the {MAX_PIECES} Ember supports")
+    if isinstance(n, int) and n < 0:
+        raise ValueError(f"{what} must not be negative, but got {n}")
 
 
 def _fits(value, kind):

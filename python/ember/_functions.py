@@ -421,6 +421,7 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    check_count('combinations: r', r)  # (rows of r elements: a huge r is refused, as by PyTorch)
     n = input.shape[0]
     count = math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
     if count * builtins.max(r, 1) > MAX_PIECES ** 2:  # the index table is built in Python: bound it
