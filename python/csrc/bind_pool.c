@@ -63,13 +63,26 @@ EMP_BIND(avg_pool, "avg_pool(Tensor input, int nd, int[] kernel_size, int[] stri
     return emp_wrap(em_avg_pool(a->t[0], &p));
 }
 
+/* Adaptive output sizes: C ints, as PyTorch's pools take (a huge one would loop over its rows). */
+static int output_sizes(const emp_args *a, int k)
+{
+    for (int j = 0; j < a->nlist[k]; j++)
+        if (a->list[k][j] != (int32_t)a->list[k][j]) {
+            PyErr_SetString(PyExc_RuntimeError, "integer out of range");
+            return -1;
+        }
+    return 0;
+}
+
 EMP_BIND(adaptive_avg_pool, "adaptive_avg_pool(Tensor input, int nd, int[] output_size)")
 {
+    if (output_sizes(a, 2)) return NULL;
     return emp_wrap(em_adaptive_avg_pool(a->t[0], emp_dim(a, 1), a->list[2]));
 }
 
 EMP_BIND(adaptive_max_pool, "adaptive_max_pool(Tensor input, int nd, int[] output_size)")
 {
+    if (output_sizes(a, 2)) return NULL;
     em_tensor *idx = NULL, *v = em_adaptive_max_pool(a->t[0], emp_dim(a, 1), a->list[2], &idx);
     return values_indices(v, idx);
 }
@@ -235,11 +248,13 @@ EMP_BIND(avg_pool1d, "avg_pool1d(Tensor input, int[1] kernel_size, int[1]? strid
 
 EMP_BIND(adaptive_avg_pool1d, "adaptive_avg_pool1d(Tensor input, int[1] output_size)")
 {
+    if (output_sizes(a, 1)) return NULL;
     return emp_wrap(em_adaptive_avg_pool(a->t[0], 1, a->list[1]));
 }
 
 EMP_BIND(adaptive_max_pool1d, "adaptive_max_pool1d(Tensor input, int[1] output_size)")
 {
+    if (output_sizes(a, 1)) return NULL;
     em_tensor *idx = NULL, *v = em_adaptive_max_pool(a->t[0], 1, a->list[1], &idx);
     return values_indices(v, idx);
 }

@@ -137,3 +137,11 @@ def test_batch_products_rank(name, shape):
     # a batch of fewer than 2 dims is PyTorch's IndexError, other wrong ranks its RuntimeError
     raises_as_torch(lambda m: getattr(m, name)(m.ones(2, 3, 3) if name == 'baddbmm' else m.ones(3, 3),
                                                m.ones(*shape), m.ones(2, 3, 3)))
+
+
+def test_adaptive_pool_huge_output_size():
+    # one of the sizes 2**31, the other 0: Ember's kernel looped over the 2**31 rows
+    with pytest.raises(RuntimeError):
+        F.adaptive_avg_pool2d(ember.ones(1, 2, 4, 4), [2 ** 31, 0])
+    with pytest.raises(RuntimeError):
+        F.adaptive_max_pool2d(ember.ones(1, 2, 4, 4), [2 ** 31, 0])
