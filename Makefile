@@ -64,7 +64,7 @@ PYEXT   := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_va
 PYMOD   := python/ember/_C$(PYEXT)
 PYOBJ   := $(patsubst %.c,$(B)/%.o,$(wildcard python/csrc/*.c))
 
-.PHONY: all deps test test-c test-asan test-fuzz demo bench docs clean install uninstall
+.PHONY: all deps test test-c test-asan test-fuzz test-hostile demo bench docs clean install uninstall
 all: $(B)/libember.so $(B)/libember.a $(B)/test_ember $(EXAMPLES) $(B)/opdoc $(PYMOD)
 
 $(B)/python/csrc/%.o: python/csrc/%.c
@@ -139,6 +139,12 @@ $(B)/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard src/io/*.c src/io/*.h) $(B)/libember
 test-fuzz: $(FUZZ)
 	@sh tools/replay_fuzz_corpus.sh
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh tools/run_fuzz.sh
+
+# The full hostile-argument sweep against PyTorch 1.13 (tests/hostile/sweep.py;
+# pytest runs a fixed sample of it): prints calls, crashes, hangs, silent
+# acceptances and the same-exception-type rate; fails on any of the first three.
+test-hostile: all
+	PYTHONPATH=python $(PYTHON) tests/hostile/sweep.py --show 40
 
 demo:
 	@sh tools/deps.sh demo

@@ -15,7 +15,7 @@ static const struct { const char *name; emp_type type; } type_names[] = {
     {"Tensor[]", EMP_TENSORLIST}, {"TensorOrNumber", EMP_SCALAR_T}, {"Tensor", EMP_TENSOR},
     {"Number", EMP_SCALAR}, {"int...", EMP_INTLIST}, {"int[", EMP_INTLIST}, {"int", EMP_INT},
     {"float", EMP_FLOAT}, {"bool", EMP_BOOL}, {"dtype", EMP_DTYPE}, {"device", EMP_DEVICE},
-    {"str", EMP_STR}, {"object", EMP_OBJECT},
+    {"str", EMP_STR}, {"object", EMP_OBJECT}, {"layout", EMP_LAYOUT}, {"memory_format", EMP_MEMFMT},
 };
 
 /* How a type reads in error messages (PyTorch's words). */
@@ -23,7 +23,8 @@ static const char *type_display[] = {
     [EMP_TENSOR] = "Tensor", [EMP_SCALAR_T] = "Tensor or Number", [EMP_SCALAR] = "Number",
     [EMP_INT] = "int", [EMP_FLOAT] = "float", [EMP_BOOL] = "bool", [EMP_INTLIST] = "tuple of ints",
     [EMP_DTYPE] = "ember.dtype", [EMP_DEVICE] = "ember.device", [EMP_STR] = "str",
-    [EMP_TENSORLIST] = "tuple of Tensors", [EMP_OBJECT] = "object",
+    [EMP_TENSORLIST] = "tuple of Tensors", [EMP_OBJECT] = "object", [EMP_LAYOUT] = "ember.layout",
+    [EMP_MEMFMT] = "ember.memory_format",
 };
 
 static PyObject *parse_default(const char *s, size_t n)
@@ -41,6 +42,16 @@ static PyObject *parse_default(const char *s, size_t n)
     if (!strcmp(buf, "nan")) return PyFloat_FromDouble(NAN);
     if (strpbrk(buf, ".e")) return PyFloat_FromDouble(strtod(buf, NULL));
     return PyLong_FromLongLong(strtoll(buf, NULL, 10));
+}
+
+/* Whether a param names a dim (or dims) of its tensor: dim, dim0, dims, start_dim, source... */
+static bool is_dim_name(const char *name, size_t n)
+{
+    static const char *const names[] = {"dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "dimension",
+                                        "source", "destination"};
+    for (size_t j = 0; j < sizeof names / sizeof *names; j++)
+        if (strlen(names[j]) == n && !strncmp(name, names[j], n)) return true;
+    return false;
 }
 
 /* Parses one signature; aborts the process on a malformed literal, which is
@@ -76,6 +87,7 @@ static void parse_sig(emp_sig *sig, const char *text)
         const char *name = s;
         while (*s && *s != '=' && *s != ',' && *s != ')') s++;
         p->name = PyUnicode_FromStringAndSize(name, s - name);
+        p->is_dim = is_dim_name(name, s - name);
         PyUnicode_InternInPlace(&p->name);
         if (*s == '=') {
             const char *d = ++s;
@@ -99,23 +111,40 @@ static void parser_init(emp_parser *p)
     p->nsigs = n;
 }
 
+/* PyTorch's error for an int beyond int64 (it raises it for every int argument). */
+static void raise_overflow(void) { PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long"); }
+
+int emp_as_int64(PyObject *o, int64_t *out)
+{
+    PyObject *i = PyLong_Check(o) ? Py_NewRef(o) : PyNumber_Index(o);
+    if (!i) return -1;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (overflow) raise_overflow();
+    if (overflow || (v == -1 && PyErr_Occurred())) return -1;
+    *out = v;
+    return 0;
+}
+
+/* An int list's element as int64: 1, or 0 past int64's range (PyTorch's parser then finds the list
+ * does not fit: a TypeError), -1 on another error. */
+static int list_int64(PyObject *o, int64_t *out)
+{
+    if (emp_as_int64(o, out) == 0) return 1;
+    if (!PyErr_ExceptionMatches(PyExc_RuntimeError)) return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 em_tensor *emp_number_tensor(PyObject *o)
 {
     if (PyBool_Check(o)) return em_scalar_bool(o == Py_True);
-    if (PyLong_Check(o)) {
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) return em_scalar_float(PyLong_AsDouble(o));
-        return em_scalar_int(v);
+    if (PyLong_Check(o) || (PyIndex_Check(o) && !emp_is_tensor(o))) { /* ints, numpy integers */
+        int64_t v;
+        return emp_as_int64(o, &v) ? NULL : em_scalar_int(v);
     }
     if (PyFloat_Check(o)) return em_scalar_float(PyFloat_AS_DOUBLE(o));
-    if (PyIndex_Check(o) && !emp_is_tensor(o)) { /* numpy integers */
-        PyObject *i = PyNumber_Index(o);
-        if (!i) { PyErr_Clear(); return NULL; }
-        em_tensor *t = em_scalar_int(PyLong_AsLongLong(i));
-        Py_DECREF(i);
-        return t;
-    }
     if (PyComplex_Check(o)) return NULL;
     if (!emp_is_tensor(o) && Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) { /* numpy floats */
         double d = PyFloat_AsDouble(o);
@@ -130,20 +159,6 @@ static bool is_int_like(PyObject *o)
     return PyLong_Check(o) || (PyIndex_Check(o) && !emp_is_tensor(o));
 }
 
-static int as_int64(PyObject *o, int64_t *out)
-{
-    long long v = PyLong_Check(o) ? PyLong_AsLongLong(o) : -1;
-    if (!PyLong_Check(o)) {
-        PyObject *i = PyNumber_Index(o);
-        if (!i) return -1;
-        v = PyLong_AsLongLong(i);
-        Py_DECREF(i);
-    }
-    if (v == -1 && PyErr_Occurred()) return -1;
-    *out = v;
-    return 0;
-}
-
 /* A 1-element tensor read as a Python number (PyTorch accepts those for Scalar). */
 static int tensor_number(PyObject *o, emp_args *a, int k)
 {
@@ -152,8 +167,21 @@ static int tensor_number(PyObject *o, emp_args *a, int k)
     double v;
     if (em_item(t, &v)) return 0;
     a->d[k] = v;
-    a->i[k] = (int64_t)v;
+    a->i[k] = isnan(v) ? 0 : v >= 0x1p63 ? INT64_MAX : v < -0x1p63 ? INT64_MIN : (int64_t)v; /* no UB past int64 */
     a->isint[k] = !em_dtype_is_float(em_dtype_of(t));
+    return 1;
+}
+
+/* Parks the exception just raised (a value's error) until the call is known to fit: 1, as a fit. */
+static int defer(emp_args *a)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (!a->deferred) a->deferred = Py_NewRef(value);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
     return 1;
 }
 
@@ -161,8 +189,9 @@ static int convert_intlist(const emp_param *p, PyObject *o, emp_args *a, int k)
 {
     if (PyBool_Check(o)) return 0; /* PyTorch: a bool is not an int */
     if (is_int_like(o)) {
-        int64_t v;
-        if (as_int64(o, &v)) return -1;
+        int64_t v; /* a single int: int[N] params take it as one int, the others as a list of one */
+        int r = p->list_len ? (emp_as_int64(o, &v) ? defer(a) : 1) : list_int64(o, &v);
+        if (r <= 0) return r;
         int n = p->list_len > 1 ? p->list_len : 1;
         for (int j = 0; j < n; j++) a->list[k][j] = v;
         a->nlist[k] = n;
@@ -187,15 +216,44 @@ static int convert_intlist(const emp_param *p, PyObject *o, emp_args *a, int k)
             continue;
         }
         if (!is_int_like(item) || PyBool_Check(item)) return 0;
-        if (as_int64(item, &a->list[k][j])) return -1;
+        int r = list_int64(item, &a->list[k][j]);
+        if (r <= 0) return r;
     }
     a->nlist[k] = (int)n;
     return 1;
 }
 
+/* A dim beyond what any tensor can have is an IndexError here, in PyTorch's words, so that no
+ * binding narrows a huge dim into a valid one; the op checks the ones in this range exactly. */
+static int check_dims(const emp_args *a, const int64_t *v, int n)
+{
+    for (int j = 0; j < n; j++) {
+        if (v[j] >= -(EM_MAX_DIMS + 1) && v[j] <= EM_MAX_DIMS) continue;
+        int nd = a->obj[0] && emp_is_tensor(a->obj[0]) ? em_ndim(emp_t(a->obj[0])) : EM_MAX_DIMS;
+        if (nd == 0) nd = 1; /* a 0-d tensor takes dim 0 and -1 */
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
+                     -nd, nd - 1, (long long)v[j]);
+        return -1;
+    }
+    return 1;
+}
+
+/* A param PyTorch also declares with a dim-name overload (`dim` of reductions, gather, cat...): a str
+ * there is a name to look up, not a wrong type. */
+static bool is_dim_name_param(const emp_param *p)
+{
+    return (p->type == EMP_INT || (p->type == EMP_INTLIST && p->list_len == 1)) &&
+           PyUnicode_CompareWithASCIIString(p->name, "dim") == 0;
+}
+
 /* 1 converted, 0 does not fit this param (no exception), -1 error raised. */
 static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
 {
+    /* PyTorch reads a str (or None, where the dim is not optional) as a dim name: Ember has none */
+    if (p->is_dim && o && (PyUnicode_Check(o) || (o == Py_None && !p->optional)) && is_dim_name_param(p)) {
+        PyErr_Format(PyExc_RuntimeError, "Name '%S' not found in Tensor (Ember has no named dims).", o);
+        return defer(a);
+    }
     a->obj[k] = o;
     a->has[k] = o != NULL && o != Py_None;
     if (!a->has[k]) {
@@ -216,7 +274,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return 1;
         } else {
             em_tensor *t = emp_number_tensor(o);
-            if (!t) return 0;
+            if (!t) return PyErr_Occurred() ? defer(a) : 0;
             a->t[k] = a->owned[a->nowned++] = t;
             return 1;
         }
@@ -228,13 +286,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return 1;
         }
         if (is_int_like(o)) {
-            if (as_int64(o, &a->i[k])) {
-                if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
-                PyErr_Clear();
-                a->d[k] = PyLong_AsDouble(o);
-                a->isint[k] = false;
-                return 1;
-            }
+            if (emp_as_int64(o, &a->i[k])) return defer(a);
             a->d[k] = (double)a->i[k];
             a->isint[k] = true;
             return 1;
@@ -250,14 +302,20 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             return tensor_number(o, a, k);
         }
         if (!is_int_like(o) || PyBool_Check(o)) return 0;
-        return as_int64(o, &a->i[k]) ? -1 : 1;
+        return emp_as_int64(o, &a->i[k]) ? defer(a) : 1;
     case EMP_FLOAT:
         if (PyFloat_Check(o)) {
             a->d[k] = PyFloat_AS_DOUBLE(o);
             return 1;
         }
         if (emp_is_tensor(o)) return tensor_number(o, a, k);
-        if (is_int_like(o) || (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !PyComplex_Check(o))) {
+        if (is_int_like(o) && !PyBool_Check(o)) { /* PyTorch reads most such params as a Scalar: int64 or error */
+            int64_t v;
+            if (emp_as_int64(o, &v)) return defer(a);
+            a->d[k] = (double)v;
+            return 1;
+        }
+        if ((Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !PyComplex_Check(o))) {
             a->d[k] = PyFloat_AsDouble(o);
             return a->d[k] == -1.0 && PyErr_Occurred() ? -1 : 1;
         }
@@ -289,6 +347,10 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
         return PyTuple_Check(o) || PyList_Check(o);
     case EMP_OBJECT:
         return 1;
+    case EMP_LAYOUT: /* ember.layout and ember.memory_format are Python classes (ember/_memory_format.py) */
+        return !strcmp(Py_TYPE(o)->tp_name, "layout");
+    case EMP_MEMFMT:
+        return !strcmp(Py_TYPE(o)->tp_name, "memory_format");
     }
     return 0;
 }
@@ -307,6 +369,8 @@ static void release_owned(emp_args *a)
     for (int j = 0; j < a->nowned; j++) em_release(a->owned[j]);
     a->nowned = 0;
 }
+
+static bool is_out(const emp_param *p) { return PyUnicode_CompareWithASCIIString(p->name, "out") == 0; }
 
 /* Tries one signature: 1 matched, 0 not, -1 error raised. */
 static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -329,7 +393,8 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
         if (!(npos >= 1 && p->varargs && nargs <= EM_MAX_DIMS)) return 0;
         for (Py_ssize_t j = 0; j < nargs; j++) {
             if (!is_int_like(args[j]) || PyBool_Check(args[j])) return 0;
-            if (as_int64(args[j], &a->list[k0][j])) return -1;
+            int r = list_int64(args[j], &a->list[k0][j]);
+            if (r <= 0) return r;
         }
         a->obj[k0] = args[0];
         a->has[k0] = true;
@@ -344,7 +409,7 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t j = 0; j < nkw; j++) {
         int k = find_param(sig, PyTuple_GET_ITEM(kwnames, j));
-        if (k < 0 || filled[k]) return 0;
+        if (k < 0 || filled[k] || (self && is_out(&sig->p[k]))) return 0; /* Tensor methods have no out= */
         if ((r = convert(&sig->p[k], args[nargs + j], a, k)) <= 0) return r;
         filled[k] = true;
     }
@@ -353,6 +418,16 @@ static int match(const emp_sig *sig, PyObject *self, PyObject *const *args, Py_s
         const emp_param *p = &sig->p[k];
         if (!p->has_default && !p->optional) return 0;
         if ((r = convert(p, p->def_obj, a, k)) <= 0) return r;
+    }
+    if (a->deferred) { /* the call fits: now the errors in its values */
+        PyErr_SetObject((PyObject *)Py_TYPE(a->deferred), a->deferred);
+        return -1;
+    }
+    for (int k = 0; k < sig->nparams; k++) { /* the call fits: now the dims' range */
+        const emp_param *p = &sig->p[k];
+        if (!p->is_dim || !a->has[k] || (p->type != EMP_INT && p->type != EMP_INTLIST)) continue;
+        if (check_dims(a, p->type == EMP_INT ? &a->i[k] : a->list[k], p->type == EMP_INT ? 1 : a->nlist[k]) < 0)
+            return -1;
     }
     return 1;
 }
@@ -363,11 +438,57 @@ static const char *arg_type_name(PyObject *o)
     return Py_TYPE(o)->tp_name;
 }
 
+/* With one signature, PyTorch names the argument that does not fit: "mse_loss(): argument 'input'
+ * (position 1) must be Tensor, not NoneType". 1 raised, 0 when no single argument is to blame. */
+static int raise_bad_argument(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
+{
+    const emp_sig *sig = &p->parsed[0];
+    int k0 = self ? 1 : 0;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs > sig->npos - k0) {
+        if (sig->p[k0].varargs) return 0;
+        PyErr_Format(PyExc_TypeError, "%s() takes %d positional arguments but %zd were given", p->name,
+                     sig->npos - k0, nargs);
+        return 1;
+    }
+    for (Py_ssize_t j = 0; j < nargs + nkw; j++) {
+        int k = j < nargs ? k0 + (int)j : find_param(sig, PyTuple_GET_ITEM(kwnames, j - nargs));
+        if (k < 0 || (self && j >= nargs && is_out(&sig->p[k]))) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'", p->name,
+                         PyTuple_GET_ITEM(kwnames, j - nargs));
+            return 1;
+        }
+        if (j >= nargs && k - k0 < nargs) {
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%U'", p->name, sig->p[k].name);
+            return 1;
+        }
+        emp_args scratch;
+        scratch.nowned = 0;
+        scratch.deferred = NULL;
+        int r = convert(&sig->p[k], args[j], &scratch, k);
+        release_owned(&scratch);
+        Py_CLEAR(scratch.deferred);
+        if (r < 0) return 1;
+        if (r > 0) continue;
+        const emp_param *q = &sig->p[k];
+        if (j < nargs)
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%U' (position %zd) must be %s, not %s", p->name, q->name,
+                         j + 1, type_display[q->type], arg_type_name(args[j]));
+        else
+            PyErr_Format(PyExc_TypeError, "%s(): argument '%U' must be %s, not %s", p->name, q->name,
+                         type_display[q->type], arg_type_name(args[j]));
+        return 1;
+    }
+    return 0;
+}
+
 /* PyTorch's message: "sum() received an invalid combination of arguments -
  * got (Tensor, str), but expected one of: * (Tensor input, ...)". */
 static void raise_no_match(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames)
 {
+    if (p->nsigs == 1 && raise_bad_argument(p, self, args, nargs, kwnames)) return;
     PyObject *got = PyUnicode_FromString("");
     for (Py_ssize_t j = 0; got && j < nargs; j++)
         Py_SETREF(got, PyUnicode_FromFormat("%U%s%s", got, j ? ", " : "", arg_type_name(args[j])));
@@ -403,7 +524,9 @@ int emp_parse(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t n
     a->self = self;
     a->nowned = 0;
     for (int s = 0; s < p->nsigs; s++) {
+        a->deferred = NULL;
         int r = match(&p->parsed[s], self, args, nargs, kwnames, a);
+        Py_CLEAR(a->deferred);
         if (r == 1) {
             a->sig = s;
             return 0;

@@ -6,14 +6,14 @@
 /* ---- along one dim ------------------------------------------------------ */
 EMP_BIND(index_select, "index_select(Tensor input, int dim, Tensor index, *, Tensor? out=None)")
 {
-    return EMP_OUT(3, em_index_select_out(a->t[3], a->t[0], (int)a->i[1], a->t[2]),
-                   em_index_select(a->t[0], (int)a->i[1], a->t[2]));
+    return EMP_OUT(3, em_index_select_out(a->t[3], a->t[0], emp_dim(a, 1), a->t[2]),
+                   em_index_select(a->t[0], emp_dim(a, 1), a->t[2]));
 }
 /* sparse_grad only chooses PyTorch's gradient layout: Ember's is dense. */
 EMP_BIND(gather, "gather(Tensor input, int dim, Tensor index, *, bool sparse_grad=False, Tensor? out=None)")
 {
-    return EMP_OUT(4, em_gather_out(a->t[4], a->t[0], (int)a->i[1], a->t[2]),
-                   em_gather(a->t[0], (int)a->i[1], a->t[2]));
+    return EMP_OUT(4, em_gather_out(a->t[4], a->t[0], emp_dim(a, 1), a->t[2]),
+                   em_gather(a->t[0], emp_dim(a, 1), a->t[2]));
 }
 
 /* name(input, int dim, Tensor index, Tensor <src>[EXTRA], *, Tensor? out=None)
@@ -21,12 +21,12 @@ EMP_BIND(gather, "gather(Tensor input, int dim, Tensor index, *, bool sparse_gra
 #define DIM_INDEX_BIND(name, src_sig, k_out, ...)                                                       \
     EMP_BIND(name, #name "(Tensor input, int dim, Tensor index, Tensor " src_sig ", *, Tensor? out=None)") \
     {                                                                                                   \
-        return EMP_OUT(k_out, em_##name##_out(a->t[k_out], a->t[0], (int)a->i[1], a->t[2], a->t[3] __VA_ARGS__), \
-                       em_##name(a->t[0], (int)a->i[1], a->t[2], a->t[3] __VA_ARGS__));                 \
+        return EMP_OUT(k_out, em_##name##_out(a->t[k_out], a->t[0], emp_dim(a, 1), a->t[2], a->t[3] __VA_ARGS__), \
+                       em_##name(a->t[0], emp_dim(a, 1), a->t[2], a->t[3] __VA_ARGS__));                 \
     }                                                                                                   \
     EMP_BIND(name##_, #name "_(Tensor input, int dim, Tensor index, Tensor " src_sig ")")               \
     {                                                                                                   \
-        return emp_status_self(em_##name##_(a->t[0], (int)a->i[1], a->t[2], a->t[3] __VA_ARGS__), a->obj[0]); \
+        return emp_status_self(em_##name##_(a->t[0], emp_dim(a, 1), a->t[2], a->t[3] __VA_ARGS__), a->obj[0]); \
     }
 DIM_INDEX_BIND(scatter_add, "src", 4)
 DIM_INDEX_BIND(scatter_reduce, "src, str reduce, *, bool include_self=True", 6, , a->s[4], a->i[5])
@@ -43,7 +43,7 @@ static PyObject *scatter_impl(emp_args *a, int mode)
 {
     em_tensor *self = a->t[0], *index = a->t[2], *big = NULL;
     em_tensor *src = a->sig == 0 ? a->t[3] : NULL, *out = mode == INTO_OUT ? a->t[5] : NULL;
-    int dim = (int)a->i[1];
+    int dim = emp_dim(a, 1);
     const char *reduce = a->has[4] ? a->s[4] : NULL;
     /* A number is passed as a double, except an int64 beyond 2^53: that one
      * goes as a tensor src (expanded, no copy) to stay exact. */
@@ -75,11 +75,11 @@ EMP_BIND(scatter_, SCATTER_SIGS(scatter_, "")) { return scatter_impl(a, IN_PLACE
  * tensor by the parser, which keeps large int64 values exact). */
 EMP_BIND(index_fill, "index_fill(Tensor input, int dim, Tensor index, TensorOrNumber value)")
 {
-    return emp_wrap(em_index_fill_tensor(a->t[0], (int)a->i[1], a->t[2], a->t[3]));
+    return emp_wrap(em_index_fill_tensor(a->t[0], emp_dim(a, 1), a->t[2], a->t[3]));
 }
 EMP_BIND(index_fill_, "index_fill_(Tensor input, int dim, Tensor index, TensorOrNumber value)")
 {
-    return emp_status_self(em_index_fill_tensor_(a->t[0], (int)a->i[1], a->t[2], a->t[3]), a->obj[0]);
+    return emp_status_self(em_index_fill_tensor_(a->t[0], emp_dim(a, 1), a->t[2], a->t[3]), a->obj[0]);
 }
 
 /* ---- flat --------------------------------------------------------------- */
@@ -91,8 +91,8 @@ EMP_BIND(take_along_dim, "take_along_dim(Tensor input, Tensor indices, int? dim=
 {
     if (!a->has[2])
         return EMP_OUT(3, em_take_along_dim_flat_out(a->t[3], a->t[0], a->t[1]), em_take_along_dim_flat(a->t[0], a->t[1]));
-    return EMP_OUT(3, em_take_along_dim_out(a->t[3], a->t[0], a->t[1], (int)a->i[2]),
-                   em_take_along_dim(a->t[0], a->t[1], (int)a->i[2]));
+    return EMP_OUT(3, em_take_along_dim_out(a->t[3], a->t[0], a->t[1], emp_dim(a, 2)),
+                   em_take_along_dim(a->t[0], a->t[1], emp_dim(a, 2)));
 }
 EMP_BIND(put, "put(Tensor input, Tensor index, Tensor source, bool accumulate=False)")
 {

@@ -15,16 +15,31 @@
 PRODUCTS(PRODUCT_BIND)
 
 /* ---- beta * input + alpha * product: new (with out=) and in-place forms ---------- */
+/* PyTorch reads a batch's size(1) and size(2) before checking its rank: a batch of
+ * fewer than 2 dims is its IndexError. -1 raised, else 0. */
+static int batch_rank(const char *name, const emp_args *a)
+{
+    if (strcmp(name + strlen(name) - 3, "bmm") && strcmp(name + strlen(name) - 4, "bmm_")) return 0;
+    for (int k = 1; k <= 2; k++) {
+        int nd = em_ndim(a->t[k]);
+        if (nd >= 2) continue;
+        PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+        return -1;
+    }
+    return 0;
+}
 #define ADD_PRODUCT_BIND(name, first, second)                                                         \
     EMP_BIND(name, #name "(Tensor input, Tensor " #first ", Tensor " #second                          \
                    ", *, Number beta=1, Number alpha=1, Tensor? out=None)")                           \
     {                                                                                                 \
+        if (batch_rank(#name, a)) return NULL;                                                        \
         return EMP_OUT(5, em_##name##_out(a->t[5], a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]),      \
                    em_##name(a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]));                           \
     }                                                                                                 \
     EMP_BIND(name##_, #name "_(Tensor input, Tensor " #first ", Tensor " #second                      \
                       ", *, Number beta=1, Number alpha=1)")                                          \
     {                                                                                                 \
+        if (batch_rank(#name "_", a)) return NULL;                                                    \
         return emp_status_self(em_##name##_(a->t[0], a->t[1], a->t[2], a->d[3], a->d[4]), a->obj[0]); \
     }
 #define ADD_PRODUCTS(X) X(addmm, mat1, mat2) X(addmv, mat, vec) X(baddbmm, batch1, batch2) X(addbmm, batch1, batch2)
@@ -52,8 +67,8 @@ static int sublist_subscripts(PyObject *list, char *buf, size_t *len)
             *len += 3;
             continue;
         }
-        long v = PyLong_Check(s) ? PyLong_AsLong(s) : -1;
-        if (v == -1 && PyErr_Occurred()) return -1;
+        int64_t v = -1;
+        if (PyLong_Check(s) && emp_as_int64(s, &v)) return -1;
         if (!PyLong_Check(s) || v < 0 || v >= 52) {
             PyErr_Format(PyExc_ValueError, "einsum(): subscript in subscript list is not within the valid range [0, 52)");
             return -1;
@@ -154,8 +169,8 @@ static int dim_list(PyObject *o, int *dims, int *n)
                          Py_TYPE(v)->tp_name);
             return -1;
         }
-        long d = PyLong_AsLong(v);
-        if (d == -1 && PyErr_Occurred()) return -1;
+        int64_t d;
+        if (emp_as_int64(v, &d)) return -1;
         dims[i] = emp_dim_value(d);
     }
     *n = (int)len;
@@ -173,16 +188,16 @@ static int tensordot_dims(PyObject *dims, const em_tensor *a, int *da, int *db, 
         return r;
     }
     if (PyLong_Check(dims) && !PyBool_Check(dims)) {
-        long d = PyLong_AsLong(dims);
-        if (d == -1 && PyErr_Occurred()) return -1;
+        int64_t d;
+        if (emp_as_int64(dims, &d)) return -1;
         if (d < 0) {
-            PyErr_Format(PyExc_RuntimeError, "tensordot expects dims >= 0, but got dims=%ld", d);
+            PyErr_Format(PyExc_RuntimeError, "tensordot expects dims >= 0, but got dims=%lld", (long long)d);
             return -1;
         }
         int nd = em_ndim(a);
         if (d > nd) { /* the dim -d of a is out of range */
-            PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %ld)",
-                         -nd, nd - 1, -d);
+            PyErr_Format(PyExc_IndexError, "Dimension out of range (expected to be in range of [%d, %d], but got %lld)",
+                         -nd, nd - 1, (long long)-d);
             return -1;
         }
         for (int i = 0; i < d; i++) da[i] = (int)(i - d), db[i] = i;

@@ -51,7 +51,7 @@ EMP_BIND(cross_entropy_loss, "cross_entropy_loss(Tensor input, Tensor target, Te
                                                             (long long)a->i[3]);
         PyObject *F = PyImport_ImportModule("ember.nn.functional");
         PyObject *r = F ? PyObject_CallMethod(F, "cross_entropy", "OOOOiOsd", a->obj[0], a->obj[1],
-                                              a->has[2] ? a->obj[2] : Py_None, Py_None, (int)a->i[4], Py_None,
+                                              a->has[2] ? a->obj[2] : Py_None, Py_None, emp_dim(a, 4), Py_None,
                                               names[a->i[3]], a->d[5])
                         : NULL;
         Py_XDECREF(F);

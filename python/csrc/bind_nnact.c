@@ -134,7 +134,7 @@ EMP_BIND(embedding_bag, "embedding_bag(Tensor weight, Tensor indices, Tensor off
 {
     if (a->i[5]) return PyErr_Format(PyExc_NotImplementedError, "embedding_bag: sparse gradients are not supported by Ember");
     em_tensor *r[4];
-    if (em_embedding_bag(a->t[0], a->t[1], a->t[2], (int)a->i[4], a->has[6] ? a->t[6] : NULL, a->i[7],
+    if (em_embedding_bag(a->t[0], a->t[1], a->t[2], emp_dim(a, 4), a->has[6] ? a->t[6] : NULL, a->i[7],
                          a->has[8] ? a->i[8] : -1, a->i[3], &r[0], &r[1], &r[2], &r[3]))
         return emp_raise();
     return emp_wrap_tuple(4, r);
@@ -144,7 +144,7 @@ EMP_BIND(embedding_bag_backward, "embedding_bag_backward(Tensor grad, Tensor ind
                                  "int mode, int padding_idx, bool scale_grad_by_freq)")
 {
     return emp_wrap(em_embedding_bag_backward(a->t[0], a->t[1], a->t[2], a->t[3], a->has[4] ? a->t[4] : NULL,
-                                              a->has[5] ? a->t[5] : NULL, a->i[6], (int)a->i[7], a->i[8], a->i[9]));
+                                              a->has[5] ? a->t[5] : NULL, a->i[6], emp_dim(a, 7), a->i[8], a->i[9]));
 }
 EMP_BIND(pdist, "pdist(Tensor input, float p=2)") { return emp_wrap(em_pdist(a->t[0], a->d[1])); }
 

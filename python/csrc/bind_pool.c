@@ -18,7 +18,13 @@ static int pool_params(emp_args *a, int nd, int kk, int ks, int kp, int kd, em_p
             PyErr_Format(PyExc_RuntimeError, "expected %d or 1 values for a pooling argument, got %d", nd, len);
             return -1;
         }
-        for (int d = 0; d < nd; d++) dst[j][d] = a->list[k][len == 1 ? 0 : d];
+        for (int d = 0; d < nd; d++) {
+            dst[j][d] = a->list[k][len == 1 ? 0 : d];
+            if (dst[j][d] != (int32_t)dst[j][d]) { /* PyTorch's pools take C ints */
+                PyErr_SetString(PyExc_RuntimeError, "integer out of range");
+                return -1;
+            }
+        }
         for (int d = 0; d < nd; d++)
             if ((j == 1 || j == 3) && dst[j][d] == 0) { /* C's 0 means a default; Python's is an error */
                 PyErr_SetString(PyExc_RuntimeError, j == 1 ? "stride should not be zero"
@@ -41,7 +47,7 @@ EMP_BIND(max_pool, "max_pool(Tensor input, int nd, int[] kernel_size, int[] stri
                    "bool ceil_mode)")
 {
     em_pool_params p;
-    if (pool_params(a, (int)a->i[1], 2, 3, 4, 5, &p)) return NULL;
+    if (pool_params(a, emp_dim(a, 1), 2, 3, 4, 5, &p)) return NULL;
     p.ceil_mode = a->i[6];
     em_tensor *idx = NULL, *v = em_max_pool(a->t[0], &p, &idx);
     return values_indices(v, idx);
@@ -51,26 +57,39 @@ EMP_BIND(avg_pool, "avg_pool(Tensor input, int nd, int[] kernel_size, int[] stri
                    "bool count_include_pad, int? divisor_override)")
 {
     em_pool_params p;
-    if (pool_params(a, (int)a->i[1], 2, 3, 4, -1, &p)) return NULL;
+    if (pool_params(a, emp_dim(a, 1), 2, 3, 4, -1, &p)) return NULL;
     p.ceil_mode = a->i[5], p.count_include_pad = a->i[6];
     p.divisor_override = a->has[7] ? a->i[7] : 0;
     return emp_wrap(em_avg_pool(a->t[0], &p));
 }
 
+/* Adaptive output sizes: C ints, as PyTorch's pools take (a huge one would loop over its rows). */
+static int output_sizes(const emp_args *a, int k)
+{
+    for (int j = 0; j < a->nlist[k]; j++)
+        if (a->list[k][j] != (int32_t)a->list[k][j]) {
+            PyErr_SetString(PyExc_RuntimeError, "integer out of range");
+            return -1;
+        }
+    return 0;
+}
+
 EMP_BIND(adaptive_avg_pool, "adaptive_avg_pool(Tensor input, int nd, int[] output_size)")
 {
-    return emp_wrap(em_adaptive_avg_pool(a->t[0], (int)a->i[1], a->list[2]));
+    if (output_sizes(a, 2)) return NULL;
+    return emp_wrap(em_adaptive_avg_pool(a->t[0], emp_dim(a, 1), a->list[2]));
 }
 
 EMP_BIND(adaptive_max_pool, "adaptive_max_pool(Tensor input, int nd, int[] output_size)")
 {
-    em_tensor *idx = NULL, *v = em_adaptive_max_pool(a->t[0], (int)a->i[1], a->list[2], &idx);
+    if (output_sizes(a, 2)) return NULL;
+    em_tensor *idx = NULL, *v = em_adaptive_max_pool(a->t[0], emp_dim(a, 1), a->list[2], &idx);
     return values_indices(v, idx);
 }
 
 EMP_BIND(max_unpool, "max_unpool(Tensor input, Tensor indices, int nd, int[] output_size)")
 {
-    em_pool_params p = {.nd = (int)a->i[2]};
+    em_pool_params p = {.nd = emp_dim(a, 2)};
     if (a->nlist[3] != p.nd) return PyErr_Format(PyExc_ValueError, "max_unpool: output_size must have %d values", p.nd);
     return emp_wrap(em_max_unpool(a->t[0], a->t[1], &p, a->list[3]));
 }
@@ -137,14 +156,14 @@ EMP_BIND(avg_pool_backward, "avg_pool_backward(Tensor grad_output, Tensor input,
                             "int? divisor_override)")
 {
     em_pool_params p;
-    if (pool_params(a, (int)a->i[2], 3, 4, 5, -1, &p)) return NULL;
+    if (pool_params(a, emp_dim(a, 2), 3, 4, 5, -1, &p)) return NULL;
     p.ceil_mode = a->i[6], p.count_include_pad = a->i[7];
     p.divisor_override = a->has[8] ? a->i[8] : 0;
     return emp_wrap(em_avg_pool_backward(a->t[0], &p, em_ndim(a->t[1]), em_sizes(a->t[1])));
 }
 EMP_BIND(max_pool_backward, "max_pool_backward(Tensor grad_output, Tensor indices, Tensor input, int nd)")
 {
-    return emp_wrap(em_max_pool_backward(a->t[0], a->t[1], (int)a->i[3], em_ndim(a->t[2]), em_sizes(a->t[2])));
+    return emp_wrap(em_max_pool_backward(a->t[0], a->t[1], emp_dim(a, 3), em_ndim(a->t[2]), em_sizes(a->t[2])));
 }
 /* torch._C._nn.fractional_max_pool2d/3d(input, kernel_size, output_size, random_samples) -> (out, indices) */
 #define NN_FRACTIONAL(N)                                                                                     \
@@ -159,7 +178,7 @@ NN_FRACTIONAL(2)
 NN_FRACTIONAL(3)
 EMP_BIND(adaptive_avg_pool_backward, "adaptive_avg_pool_backward(Tensor grad_output, Tensor input, int nd)")
 {
-    return emp_wrap(em_adaptive_avg_pool_backward(a->t[0], (int)a->i[2], em_ndim(a->t[1]), em_sizes(a->t[1])));
+    return emp_wrap(em_adaptive_avg_pool_backward(a->t[0], emp_dim(a, 2), em_ndim(a->t[1]), em_sizes(a->t[1])));
 }
 EMP_BIND(pad_backward, "pad_backward(Tensor grad_output, Tensor input, int[] pad, str mode)")
 {
@@ -229,11 +248,13 @@ EMP_BIND(avg_pool1d, "avg_pool1d(Tensor input, int[1] kernel_size, int[1]? strid
 
 EMP_BIND(adaptive_avg_pool1d, "adaptive_avg_pool1d(Tensor input, int[1] output_size)")
 {
+    if (output_sizes(a, 1)) return NULL;
     return emp_wrap(em_adaptive_avg_pool(a->t[0], 1, a->list[1]));
 }
 
 EMP_BIND(adaptive_max_pool1d, "adaptive_max_pool1d(Tensor input, int[1] output_size)")
 {
+    if (output_sizes(a, 1)) return NULL;
     em_tensor *idx = NULL, *v = em_adaptive_max_pool(a->t[0], 1, a->list[1], &idx);
     return values_indices(v, idx);
 }

@@ -13,7 +13,7 @@ static int generator_arg(emp_args *a, int k, em_generator **g)
 }
 
 /* The keywords of PyTorch's factories: dtype at k, device k+1, requires_grad k+2. */
-#define FACTORY_KW "dtype? dtype=None, device? device=None, bool requires_grad=False, object layout=None, bool pin_memory=False"
+#define FACTORY_KW "dtype? dtype=None, device? device=None, bool requires_grad=False, layout? layout=None, bool pin_memory=False"
 
 /* A new factory result, with requires_grad=True if asked (floating only, as PyTorch). */
 static PyObject *factory_result(em_tensor *t, bool requires_grad)
@@ -129,7 +129,7 @@ EMP_BIND(randint, "randint(int high, int[] size, *, object generator=None, Tenso
 }
 
 /* randint_like(input, high) / (input, low, high): input's shape and dtype (PyTorch's has no generator). */
-#define LIKE_KW ", *, " FACTORY_KW ", object memory_format=None)"
+#define LIKE_KW ", *, " FACTORY_KW ", memory_format? memory_format=None)"
 EMP_BIND(randint_like, "randint_like(Tensor input, int high" LIKE_KW, "randint_like(Tensor input, int low, int high" LIKE_KW)
 {
     int o = a->sig;

@@ -53,7 +53,7 @@ static int tensor_array_seq(tensor_array *l, PyObject *seq, const char *op)
 
 /* ---- joining ------------------------------------------------------------ */
 /* name(Tensor[] tensors[, int dim=0], *, Tensor? out=None); DIM_ARG passes the dim. */
-#define DIM_ARG , (int)a->i[1]
+#define DIM_ARG , emp_dim(a, 1)
 #define JOIN_BIND(name, dim_sig, k_out, dim_arg)                                                   \
     EMP_BIND(name, #name "(Tensor[] tensors" dim_sig ", *, Tensor? out=None)")                     \
     {                                                                                              \
@@ -150,7 +150,7 @@ EMP_BIND(repeat_interleave,
     if (a->sig == 2 && a->self)
         return PyErr_Format(PyExc_TypeError, "repeat_interleave() missing 1 required positional arguments: \"repeats\"");
     if (a->sig == 2) return emp_wrap(em_repeat_interleave_indices(a->t[0], a->has[1] ? a->i[1] : -1));
-    int dim = a->has[2] ? (int)a->i[2] : EM_DIM_NONE;
+    int dim = a->has[2] ? emp_dim(a, 2) : EM_DIM_NONE;
     int64_t output_size = a->has[3] ? a->i[3] : -1;
     if (a->sig == 0) return emp_wrap(em_repeat_interleave_tensor(a->t[0], a->t[1], dim, output_size));
     return emp_wrap(em_repeat_interleave(a->t[0], a->i[1], dim, output_size));
@@ -159,8 +159,8 @@ EMP_BIND(repeat_interleave,
 /* ---- differences -------------------------------------------------------- */
 EMP_BIND(diff, "diff(Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None, *, Tensor? out=None)")
 {
-    return EMP_OUT(5, em_diff_out(a->t[5], a->t[0], a->i[1], (int)a->i[2], a->t[3], a->t[4]),
-                   em_diff(a->t[0], a->i[1], (int)a->i[2], a->t[3], a->t[4]));
+    return EMP_OUT(5, em_diff_out(a->t[5], a->t[0], a->i[1], emp_dim(a, 2), a->t[3], a->t[4]),
+                   em_diff(a->t[0], a->i[1], emp_dim(a, 2), a->t[3], a->t[4]));
 }
 
 /* ---- triangles and diagonals -------------------------------------------- */
@@ -174,7 +174,7 @@ EMP_BIND(diff, "diff(Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Te
         return emp_status_self(em_##name##_(a->t[0], a->i[1]), a->obj[0]);                         \
     }                                                                                              \
     EMP_BIND(name##_indices, #name "_indices(int row, int col, int offset=0, *, dtype? dtype=None, "  \
-                             "device? device=None, object layout=None, bool pin_memory=False)")     \
+                             "device? device=None, layout? layout=None, bool pin_memory=False)")     \
     {                                                                                              \
         if (emp_check_cpu(a, 4)) return NULL;                                                      \
         return emp_wrap(em_##name##_indices(a->i[0], a->i[1], a->i[2], a->has[3] ? (em_dtype)a->i[3] : EM_I64)); \
@@ -188,7 +188,7 @@ EMP_BIND(diag, "diag(Tensor input, int diagonal=0, *, Tensor? out=None)")
 }
 EMP_BIND(diag_embed, "diag_embed(Tensor input, int offset=0, int dim1=-2, int dim2=-1)")
 {
-    return emp_wrap(em_diag_embed(a->t[0], a->i[1], (int)a->i[2], (int)a->i[3]));
+    return emp_wrap(em_diag_embed(a->t[0], a->i[1], emp_dim(a, 2), emp_dim(a, 3)));
 }
 EMP_BIND(diagflat, "diagflat(Tensor input, int offset=0)") { return emp_wrap(em_diagflat(a->t[0], a->i[1])); }
 

@@ -70,9 +70,10 @@ int emp_parse_device(PyObject *o, em_device *out)
         return 0;
     }
     if (PyLong_Check(o)) { /* an ordinal means a CUDA device, as in PyTorch */
-        long i = PyLong_AsLong(o);
+        int64_t i;
+        if (emp_as_int64(o, &i)) return -1;
         if (i < 0 || i > 127) {
-            if (!PyErr_Occurred()) PyErr_Format(PyExc_RuntimeError, "Device index must not be negative");
+            PyErr_Format(PyExc_RuntimeError, "Device index must not be negative");
             return -1;
         }
         *out = (em_device){EM_CUDA, (int8_t)i};
@@ -120,8 +121,8 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             PyErr_SetString(PyExc_RuntimeError, "type (string) must not include an index because index was passed explicitly");
             return NULL;
         }
-        long i = PyLong_AsLong(index);
-        if (i == -1 && PyErr_Occurred()) return NULL;
+        int64_t i;
+        if (emp_as_int64(index, &i)) return NULL;
         if (i < 0 || i > 127) return PyErr_Format(PyExc_RuntimeError, "Device index must not be negative");
         d.index = (int8_t)i;
     }

@@ -96,6 +96,8 @@ typedef enum emp_type {
     EMP_STR,        /* str: .s (UTF-8, borrowed from obj) */
     EMP_TENSORLIST, /* tuple/list of tensors: obj */
     EMP_OBJECT,     /* anything: obj */
+    EMP_LAYOUT,     /* an ember.layout (only ember.strided exists): obj */
+    EMP_MEMFMT,     /* an ember.memory_format: obj */
 } emp_type;
 
 typedef struct emp_param {
@@ -105,6 +107,7 @@ typedef struct emp_param {
     bool kwonly;
     bool has_default;
     bool varargs;         /* "int...": the ints may come as separate positional args */
+    bool is_dim;          /* named dim, dim0, dims, start_dim...: checked against the dims a tensor can have */
     int8_t list_len;      /* int[N]: a single int is repeated N times */
     PyObject *def_obj;    /* the default as a Python object (parsed once), or NULL for None */
 } emp_param;
@@ -139,6 +142,8 @@ typedef struct emp_args {
     int64_t list[EMP_MAX_ARGS][EM_MAX_DIMS];
     int nowned;
     em_tensor *owned[EMP_MAX_ARGS]; /* wrapped numbers made by the parser */
+    PyObject *deferred;             /* an error in a value (int past int64, a dim name) raised only if the
+                                     * call fits the signature: PyTorch checks the types first */
 } emp_args;
 
 /* Fills `a` from a FASTCALL call (self prepended as the first param when not
@@ -148,7 +153,8 @@ int emp_parse(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t n
               emp_args *a);
 void emp_args_release(emp_args *a);
 /* A dim as a C int: values beyond int's range stay out of range (the op
- * then raises its IndexError) instead of wrapping into a valid dim. */
+ * then raises its IndexError) instead of wrapping into a valid dim. (Params
+ * named as dims are already bounded by the parser; this is for the rest.) */
 static inline int emp_dim_value(int64_t v) { return v > (1 << 30) ? (1 << 30) : v < -(1 << 30) ? -(1 << 30) : (int)v; }
 static inline int emp_dim(emp_args *a, int k) { return emp_dim_value(a->i[k]); }
 /* int[] list as C ints (dims). */
@@ -161,7 +167,11 @@ static inline const int *emp_dims(emp_args *a, int k, int *buf)
 static inline em_dtype emp_dtype_arg(emp_args *a, int k) { return a->has[k] ? (em_dtype)a->i[k] : EM_DTYPE_NONE; }
 /* Collects a tuple/list of tensors into out[max] (borrowed); returns the count or -1. */
 int emp_tensor_seq(PyObject *seq, em_tensor **out, int max, const char *what);
-/* Converts a Python number to a wrapped-number tensor (new ref), or NULL (no error set) if not a number. */
+/* An int (or __index__ object) as int64: 0, or -1 with an exception (PyTorch's RuntimeError
+ * "Overflow when unpacking long" past int64's range): every int the binding reads goes through it. */
+int emp_as_int64(PyObject *o, int64_t *out);
+/* Converts a Python number to a wrapped-number tensor (new ref); NULL with no error set if not a
+ * number, NULL with RuntimeError for an int beyond int64 (PyTorch's "Overflow when unpacking long"). */
 em_tensor *emp_number_tensor(PyObject *o);
 
 typedef PyObject *(*emp_impl)(emp_args *a);

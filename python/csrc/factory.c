@@ -158,7 +158,7 @@ static PyObject *finish(em_tensor *t, bool requires_grad)
     return emp_wrap(t);
 }
 
-#define DEVICE_KW "dtype? dtype=None, device? device=None, bool requires_grad=False, object layout=None, bool pin_memory=False"
+#define DEVICE_KW "dtype? dtype=None, device? device=None, bool requires_grad=False, layout? layout=None, bool pin_memory=False"
 
 EMP_BIND(tensor, "tensor(object data, *, " DEVICE_KW ")")
 {
@@ -237,7 +237,7 @@ EMP_BIND(full, "full(int[] size, Number fill_value, *, Tensor? out=None, " DEVIC
     return finish(t, a->i[5]);
 }
 
-#define LIKE_SIG(name, extra) #name "(Tensor input, " extra "*, " DEVICE_KW ", object memory_format=None)"
+#define LIKE_SIG(name, extra) #name "(Tensor input, " extra "*, " DEVICE_KW ", memory_format? memory_format=None)"
 static em_dtype like_dtype(emp_args *a, int k) { return a->has[k] ? (em_dtype)a->i[k] : EM_DTYPE_NONE; }
 EMP_BIND(zeros_like, LIKE_SIG(zeros_like, "")) { return emp_check_cpu(a, 2) ? NULL : finish(em_zeros_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
 EMP_BIND(ones_like, LIKE_SIG(ones_like, "")) { return emp_check_cpu(a, 2) ? NULL : finish(em_ones_like(a->t[0], like_dtype(a, 1)), a->i[3]); }

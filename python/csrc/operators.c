@@ -24,7 +24,10 @@ typedef em_status (*inplace_fn)(em_tensor *, const em_tensor *);
 static PyObject *binary(PyObject *a, PyObject *b, binary_fn f)
 {
     em_tensor *ta, *tb;
-    if (!operands(a, b, &ta, &tb)) Py_RETURN_NOTIMPLEMENTED;
+    if (!operands(a, b, &ta, &tb)) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
     em_tensor *r = f(ta, tb);
     em_release(ta);
     em_release(tb);
@@ -34,7 +37,10 @@ static PyObject *binary(PyObject *a, PyObject *b, binary_fn f)
 static PyObject *inplace(PyObject *self, PyObject *b, inplace_fn f)
 {
     em_tensor *tb = emp_is_tensor(b) ? em_retain(emp_t(b)) : emp_number_tensor(b);
-    if (!tb) Py_RETURN_NOTIMPLEMENTED;
+    if (!tb) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
     em_status st = f(emp_t(self), tb);
     em_release(tb);
     return emp_status_self(st, self);

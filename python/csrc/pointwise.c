@@ -8,6 +8,25 @@
 #include "emp.h"
 
 /* ---- generated from the table ------------------------------------------- */
+/* The binary ops PyTorch has no Scalar overload for: a number as `other` is a TypeError there. */
+static const char *const tensor_only[] = {"atan2", "hypot", "logaddexp", "logaddexp2", "nextafter", "maximum",
+                                          "minimum", "fmax", "fmin", "logical_and", "logical_or", "logical_xor",
+                                          "gcd", "lcm", "heaviside"};
+
+/* -1 with PyTorch's TypeError when op (name, or name_ in place) refuses the number given as other. */
+static int refuse_number(const char *name, const emp_args *a)
+{
+    if (emp_is_tensor(a->obj[1])) return 0;
+    for (size_t j = 0; j < sizeof tensor_only / sizeof *tensor_only; j++) {
+        size_t n = strlen(tensor_only[j]);
+        if (strncmp(name, tensor_only[j], n) || (name[n] && strcmp(name + n, "_"))) continue;
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'other' (position 2) must be Tensor, not %s", name,
+                     Py_TYPE(a->obj[1])->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
 #define UNARY_BIND(name)                                                                        \
     EMP_BIND(name, #name "(Tensor input, *, Tensor? out=None)")                                 \
     {                                                                                           \
@@ -21,11 +40,13 @@
 #define BINARY_BIND(name)                                                                       \
     EMP_BIND(name, #name "(Tensor input, TensorOrNumber other, *, Tensor? out=None)")           \
     {                                                                                           \
+        if (refuse_number(#name, a)) return NULL;                                               \
         if (a->has[2]) return emp_status_self(em_##name##_out(a->t[2], a->t[0], a->t[1]), a->obj[2]); \
         return emp_wrap(em_##name(a->t[0], a->t[1]));                                           \
     }                                                                                           \
     EMP_BIND(name##_, #name "_(Tensor input, TensorOrNumber other)")                            \
     {                                                                                           \
+        if (refuse_number(#name "_", a)) return NULL;                                           \
         return emp_status_self(em_##name##_(a->t[0], a->t[1]), a->obj[0]);                      \
     }
 /* Only parameterless ops are generated: EM_*_0 binds, EM_*_1..3 are hand-bound. */

@@ -148,7 +148,7 @@ static PyObject *clamp_impl(emp_args *a, int mode /* 0 new, 1 in place, 2 out */
 
 #define CLAMP_SIGS(name) \
     #name "(Tensor input, Number? min=None, Number? max=None, *, Tensor? out=None)", \
-    #name "(Tensor input, object min=None, object max=None, *, Tensor? out=None)"
+    #name "(Tensor input, TensorOrNumber? min=None, TensorOrNumber? max=None, *, Tensor? out=None)"
 EMP_BIND(clamp, CLAMP_SIGS(clamp)) { return clamp_impl(a, a->has[3] ? 2 : 0); }
 EMP_BIND(clamp_, CLAMP_SIGS(clamp_)) { return clamp_impl(a, 1); }
 /* clamp_min(input, min) and clamp_max(input, max): clamp with one bound.
@@ -164,8 +164,8 @@ static PyObject *clamp_one(emp_args *a, int bound)
     if (!emp_is_tensor(b) && (a->d[bound] = PyFloat_AsDouble(b)) == -1.0 && PyErr_Occurred()) return NULL;
     return clamp_impl(a, a->has[3] ? 2 : 0);
 }
-EMP_BIND(clamp_min, "clamp_min(Tensor input, object min, *, Tensor? out=None)") { return clamp_one(a, 1); }
-EMP_BIND(clamp_max, "clamp_max(Tensor input, object max, *, Tensor? out=None)") { return clamp_one(a, 2); }
+EMP_BIND(clamp_min, "clamp_min(Tensor input, TensorOrNumber min, *, Tensor? out=None)") { return clamp_one(a, 1); }
+EMP_BIND(clamp_max, "clamp_max(Tensor input, TensorOrNumber max, *, Tensor? out=None)") { return clamp_one(a, 2); }
 
 /* ---- activations and rounding with params ------------------------------------ */
 #define PARAM_UNARY(name, sig, ...)                                                                   \

@@ -27,7 +27,7 @@ EMP_BIND(dim, "dim(Tensor input)") { return PyLong_FromLong(em_ndim(a->t[0])); }
 EMP_BIND(numel, "numel(Tensor input)") { return PyLong_FromLongLong(em_numel(a->t[0])); }
 EMP_BIND(element_size, "element_size(Tensor input)") { return PyLong_FromSize_t(em_dtype_size(em_dtype_of(a->t[0]))); }
 EMP_BIND(storage_offset, "storage_offset(Tensor input)") { return PyLong_FromLongLong(em_storage_offset(a->t[0])); }
-EMP_BIND(is_contiguous, "is_contiguous(Tensor input, *, object memory_format=None)")
+EMP_BIND(is_contiguous, "is_contiguous(Tensor input, *, memory_format? memory_format=None)")
 {
     return PyBool_FromLong(em_is_contiguous(a->t[0]));
 }
@@ -78,8 +78,8 @@ EMP_BIND(tolist, "tolist(Tensor input)")
 }
 
 /* ---- copies and conversions ------------------------------------------------ */
-EMP_BIND(contiguous, "contiguous(Tensor input, *, object memory_format=None)") { return emp_wrap(em_contiguous(a->t[0])); }
-EMP_BIND(clone, "clone(Tensor input, *, object memory_format=None)") { return emp_wrap(em_clone(a->t[0])); }
+EMP_BIND(contiguous, "contiguous(Tensor input, *, memory_format? memory_format=None)") { return emp_wrap(em_contiguous(a->t[0])); }
+EMP_BIND(clone, "clone(Tensor input, *, memory_format? memory_format=None)") { return emp_wrap(em_clone(a->t[0])); }
 EMP_BIND(detach, "detach(Tensor input)") { return emp_wrap(em_detach(a->t[0])); }
 EMP_BIND(requires_grad_, "requires_grad_(Tensor input, bool requires_grad=True)")
 {
@@ -111,9 +111,9 @@ static PyObject *convert_to(emp_args *a, em_dtype dt, em_device dev, bool copy)
 }
 
 EMP_BIND(to,
-         "to(Tensor input, dtype dtype, bool non_blocking=False, bool copy=False, *, object memory_format=None)",
-         "to(Tensor input, device? device=None, dtype? dtype=None, bool non_blocking=False, bool copy=False, *, object memory_format=None)",
-         "to(Tensor input, Tensor other, bool non_blocking=False, bool copy=False, *, object memory_format=None)")
+         "to(Tensor input, dtype dtype, bool non_blocking=False, bool copy=False, *, memory_format? memory_format=None)",
+         "to(Tensor input, device? device=None, dtype? dtype=None, bool non_blocking=False, bool copy=False, *, memory_format? memory_format=None)",
+         "to(Tensor input, Tensor other, bool non_blocking=False, bool copy=False, *, memory_format? memory_format=None)")
 {
     em_device dev = em_device_of(a->t[0]);
     switch (a->sig) {
@@ -123,8 +123,8 @@ EMP_BIND(to,
     }
 }
 
-EMP_BIND(cpu, "cpu(Tensor input, *, object memory_format=None)") { return convert_to(a, EM_DTYPE_NONE, EM_DEVICE_CPU, false); }
-EMP_BIND(cuda, "cuda(Tensor input, object device=None, bool non_blocking=False, *, object memory_format=None)")
+EMP_BIND(cpu, "cpu(Tensor input, *, memory_format? memory_format=None)") { return convert_to(a, EM_DTYPE_NONE, EM_DEVICE_CPU, false); }
+EMP_BIND(cuda, "cuda(Tensor input, device? device=None, bool non_blocking=False, *, memory_format? memory_format=None)")
 {
     return convert_to(a, EM_DTYPE_NONE, (em_device){EM_CUDA, 0}, false);
 }
@@ -134,11 +134,11 @@ EMP_BIND(cuda, "cuda(Tensor input, object device=None, bool non_blocking=False, 
     X(float, EM_F32) X(double, EM_F64) X(half, EM_F16) X(bfloat16, EM_BF16) X(long, EM_I64) \
     X(int, EM_I32) X(short, EM_I16) X(char, EM_I8) X(byte, EM_U8)
 #define DEFINE(name, dt) \
-    EMP_BIND(name, #name "(Tensor input, *, object memory_format=None)") { return convert_to(a, dt, em_device_of(a->t[0]), false); }
+    EMP_BIND(name, #name "(Tensor input, *, memory_format? memory_format=None)") { return convert_to(a, dt, em_device_of(a->t[0]), false); }
 DTYPE_METHODS(DEFINE)
 #undef DEFINE
 /* `bool` is a macro in C: this one is spelled out. */
-EMP_BIND(to_bool, "bool(Tensor input, *, object memory_format=None)")
+EMP_BIND(to_bool, "bool(Tensor input, *, memory_format? memory_format=None)")
 {
     return convert_to(a, EM_BOOL, em_device_of(a->t[0]), false);
 }
@@ -180,7 +180,7 @@ EMP_BIND(permute, "permute(Tensor input, int... dims)")
 }
 EMP_BIND(transpose, "transpose(Tensor input, int dim0, int dim1)")
 {
-    return emp_wrap(em_transpose(a->t[0], (int)a->i[1], (int)a->i[2]));
+    return emp_wrap(em_transpose(a->t[0], emp_dim(a, 1), emp_dim(a, 2)));
 }
 EMP_BIND(t, "t(Tensor input)") { return emp_wrap(em_t(a->t[0])); }
 EMP_BIND(expand, "expand(Tensor input, int... size, *, bool implicit=False)")
@@ -190,21 +190,21 @@ EMP_BIND(expand, "expand(Tensor input, int... size, *, bool implicit=False)")
 EMP_BIND(expand_as, "expand_as(Tensor input, Tensor other)") { return emp_wrap(em_expand_as(a->t[0], a->t[1])); }
 EMP_BIND(narrow, "narrow(Tensor input, int dim, int start, int length)")
 {
-    return emp_wrap(em_narrow(a->t[0], (int)a->i[1], a->i[2], a->i[3]));
+    return emp_wrap(em_narrow(a->t[0], emp_dim(a, 1), a->i[2], a->i[3]));
 }
-EMP_BIND(select, "select(Tensor input, int dim, int index)") { return emp_wrap(em_select(a->t[0], (int)a->i[1], a->i[2])); }
+EMP_BIND(select, "select(Tensor input, int dim, int index)") { return emp_wrap(em_select(a->t[0], emp_dim(a, 1), a->i[2])); }
 EMP_BIND(squeeze, "squeeze(Tensor input)", "squeeze(Tensor input, int dim)")
 {
-    return emp_wrap(a->sig == 0 ? em_squeeze(a->t[0]) : em_squeeze_dim(a->t[0], (int)a->i[1]));
+    return emp_wrap(a->sig == 0 ? em_squeeze(a->t[0]) : em_squeeze_dim(a->t[0], emp_dim(a, 1)));
 }
-EMP_BIND(unsqueeze, "unsqueeze(Tensor input, int dim)") { return emp_wrap(em_unsqueeze(a->t[0], (int)a->i[1])); }
+EMP_BIND(unsqueeze, "unsqueeze(Tensor input, int dim)") { return emp_wrap(em_unsqueeze(a->t[0], emp_dim(a, 1))); }
 EMP_BIND(flatten, "flatten(Tensor input, int start_dim=0, int end_dim=-1)")
 {
-    return emp_wrap(em_flatten(a->t[0], (int)a->i[1], (int)a->i[2]));
+    return emp_wrap(em_flatten(a->t[0], emp_dim(a, 1), emp_dim(a, 2)));
 }
 EMP_BIND(unflatten, "unflatten(Tensor input, int dim, int[] sizes)")
 {
-    return emp_wrap(em_unflatten(a->t[0], (int)a->i[1], a->nlist[2], a->list[2]));
+    return emp_wrap(em_unflatten(a->t[0], emp_dim(a, 1), a->nlist[2], a->list[2]));
 }
 EMP_BIND(movedim, "movedim(Tensor input, int[] source, int[] destination)")
 {
@@ -217,11 +217,11 @@ EMP_BIND(movedim, "movedim(Tensor input, int[] source, int[] destination)")
 }
 EMP_BIND(diagonal, "diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1)")
 {
-    return emp_wrap(em_diagonal(a->t[0], a->i[1], (int)a->i[2], (int)a->i[3]));
+    return emp_wrap(em_diagonal(a->t[0], a->i[1], emp_dim(a, 2), emp_dim(a, 3)));
 }
 EMP_BIND(unfold, "unfold(Tensor input, int dimension, int size, int step)")
 {
-    return emp_wrap(em_unfold(a->t[0], (int)a->i[1], a->i[2], a->i[3]));
+    return emp_wrap(em_unfold(a->t[0], emp_dim(a, 1), a->i[2], a->i[3]));
 }
 EMP_BIND(as_strided, "as_strided(Tensor input, int[] size, int[] stride, int? storage_offset=None)")
 {
@@ -243,7 +243,7 @@ EMP_BIND(split, "split(Tensor input, int split_size_or_sections, int dim=0)",
          "split(Tensor input, int[] split_size_or_sections, int dim=0)")
 {
     em_tensor *t = a->t[0];
-    int dim = (int)a->i[2], n = 0;
+    int dim = emp_dim(a, 2), n = 0;
     if (a->sig == 1) {
         em_tensor *out[EM_MAX_DIMS];
         em_status st = em_split_sizes(t, a->nlist[1], a->list[1], dim, out);
@@ -263,14 +263,14 @@ EMP_BIND(chunk, "chunk(Tensor input, int chunks, int dim=0)")
     int n = (int)(a->i[1] < MAX_PIECES ? a->i[1] : MAX_PIECES);
     em_tensor **out = PyMem_Malloc(n * sizeof *out);
     if (!out) return PyErr_NoMemory();
-    em_status st = em_chunk(a->t[0], n, (int)a->i[2], out, &n);
+    em_status st = em_chunk(a->t[0], n, emp_dim(a, 2), out, &n);
     PyObject *r = pieces(st, n, out);
     PyMem_Free(out);
     return r;
 }
 EMP_BIND(unbind, "unbind(Tensor input, int dim=0)")
 {
-    int d = (int)a->i[1], nd = em_ndim(a->t[0]);
+    int d = emp_dim(a, 1), nd = em_ndim(a->t[0]);
     int64_t size = nd && d >= -nd && d < nd ? em_sizes(a->t[0])[d < 0 ? d + nd : d] : 1;
     em_tensor **out = PyMem_Malloc((size ? size : 1) * sizeof *out);
     if (!out) return PyErr_NoMemory();
@@ -283,7 +283,7 @@ EMP_BIND(unbind, "unbind(Tensor input, int dim=0)")
 
 /* ---- new_* ---------------------------------------------------------------- */
 #define NEW_SIG(name, extra) \
-    #name "(Tensor input, int... size, " extra "*, dtype? dtype=None, device? device=None, bool requires_grad=False, object layout=None, bool pin_memory=False)"
+    #name "(Tensor input, int... size, " extra "*, dtype? dtype=None, device? device=None, bool requires_grad=False, layout? layout=None, bool pin_memory=False)"
 
 static PyObject *finish_new(emp_args *a, em_tensor *t, int rg)
 {
@@ -300,7 +300,7 @@ EMP_BIND(new_empty, NEW_SIG(new_empty, "")) { return finish_new(a, em_empty(a->n
 EMP_BIND(new_zeros, NEW_SIG(new_zeros, "")) { return finish_new(a, em_zeros(a->nlist[1], a->list[1], new_dtype(a, 2)), 4); }
 EMP_BIND(new_ones, NEW_SIG(new_ones, "")) { return finish_new(a, em_ones(a->nlist[1], a->list[1], new_dtype(a, 2)), 4); }
 EMP_BIND(new_full,
-         "new_full(Tensor input, int[] size, Number fill_value, *, dtype? dtype=None, device? device=None, bool requires_grad=False, object layout=None, bool pin_memory=False)")
+         "new_full(Tensor input, int[] size, Number fill_value, *, dtype? dtype=None, device? device=None, bool requires_grad=False, layout? layout=None, bool pin_memory=False)")
 {
     return finish_new(a, em_full(a->nlist[1], a->list[1], a->d[2], new_dtype(a, 3)), 5);
 }

@@ -16,6 +16,7 @@ from ._tensor import Tensor
 from ._dtype_info import finfo, iinfo
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from .serialization import save, load
+from ._argcheck import accepts as _accepts
 
 _C._set_tensor_class(Tensor)
 
@@ -66,11 +67,13 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+@_accepts(input='Tensor')
 def numel(input):
     """The number of elements of a tensor."""
     return input.numel()
 
 
+@_accepts(input='Tensor')
 def is_floating_point(input):
     return input.is_floating_point()
 

@@ -7,11 +7,14 @@ result_type, can_cast) and the RNG state. Composites of recorded ops, so they
 are differentiable wherever their parts are."""
 import builtins
 import collections
+import functools
+import inspect
 import itertools
 import math
 import warnings
 
 from . import _C
+from ._argcheck import MAX_PIECES, accepts, as_int, check, check_count
 from ._tensor import Tensor
 
 # alias -> the Ember op it names (each also as a Tensor method and, where the
@@ -43,12 +46,14 @@ def _method_of(name):
 
 def _function_of(name):
     def function(input, *args, **kwargs):
+        check(name, 'input', 1, input, 'Tensor')
         return getattr(input, name)(*args, **kwargs)
     function.__name__ = name
     return function
 
 
 # ---- whole-tensor comparisons ---------------------------------------------------------------
+@accepts(input='Tensor', other='Tensor', rtol='float', atol='float', equal_nan='bool')
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol |other| elementwise; equal values (infinities too) are close,
     nans only with equal_nan."""
@@ -70,10 +75,12 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close
 
 
+@accepts(input='Tensor', other='Tensor', rtol='float', atol='float', equal_nan='bool')
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
+@accepts(input='Tensor', other='Tensor')
 def equal(input, other):
     """True when both have the same size and elements."""
     return input.shape == other.shape and builtins.bool((input == other).all())
@@ -103,6 +110,7 @@ def broadcast_tensors(*tensors):
     return tuple(t.expand(shape) for t in tensors)
 
 
+@accepts(input='Tensor')
 def broadcast_to(input, size):
     return input.expand(size)
 
@@ -134,16 +142,19 @@ def atleast_3d(*tensors):
     return _atleast(3, tensors)
 
 
+@accepts(input='Tensor')
 def ravel(input):
     return input.reshape(-1)
 
 
+@accepts(tensors='Tensors')
 def column_stack(tensors, *, out=None):
     cols = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
     return _C.hstack(cols) if out is None else _C.hstack(cols, out=out)
 
 
 # ---- splitting ---------------------------------------------------------------------------------
+@accepts(input='Tensor', dim='dim')
 def tensor_split(input, indices_or_sections, dim=0):
     """numpy.array_split: n nearly equal parts (the first size % n one longer), or cuts at indices."""
     size = input.shape[dim]
@@ -158,13 +169,17 @@ def tensor_split(input, indices_or_sections, dim=0):
         n = indices_or_sections
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        check_count('tensor_split: sections', n)  # each a tensor, empty ones past the size: refuse, not loop
         q, r = divmod(size, n)
         cuts, at = [], 0
         for k in range(n - 1):
             at += q + (1 if k < r else 0)
             cuts.append(at)
+    elif isinstance(indices_or_sections, (list, tuple)) and all(as_int(c) is not None for c in indices_or_sections):
+        cuts = [as_int(c) for c in indices_or_sections]
     else:
-        cuts = list(indices_or_sections)
+        raise TypeError("tensor_split(): argument 'indices_or_sections' (position 2) must be int, tuple of ints "
+                        f"or Tensor, not {type(indices_or_sections).__name__}")
     parts, start = [], 0
     for cut in cuts + [size]:  # part k is input[cut_{k-1}:cut_k] with Python's slice rules
         cut = builtins.min(builtins.max(cut + size if cut < 0 else cut, 0), size)
@@ -193,6 +208,7 @@ vsplit = _numpy_split('vsplit', lambda t: 0, 2)
 dsplit = _numpy_split('dsplit', lambda t: 2, 3)
 
 
+@accepts(input='Tensor', dim='dim')
 def split_with_sizes(input, split_sizes, dim=0):
     return input.split(list(split_sizes), dim)
 
@@ -204,21 +220,25 @@ def _float_only(name, input):
                            else f"{name} is not supported for bool tensors.")
 
 
+@accepts(input='Tensor')
 def deg2rad(input):
     _float_only('deg2rad', input)
     return input * (math.pi / 180)
 
 
+@accepts(input='Tensor')
 def rad2deg(input):
     _float_only('rad2deg', input)
     return input * (180 / math.pi)
 
 
+@accepts(input='Tensor', eps='float?')
 def logit(input, eps=None):
     x = input if eps is None else input.clamp(eps, 1 - eps)
     return _C.log(x / (1 - x))
 
 
+@accepts(input='Tensor')
 def signbit(input):
     """True where the sign bit is set (-0.0 included)."""
     if input.dtype == _C.bool:
@@ -228,6 +248,7 @@ def signbit(input):
     return _C.copysign(_C.ones_like(input), input) < 0
 
 
+@accepts(input='Tensor', other='Tensor', out='Tensor?')
 def inner(input, other, *, out=None):
     if input.dim() == 0 or other.dim() == 0:
         result = input * other
@@ -239,15 +260,18 @@ def inner(input, other, *, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+@accepts(input='Tensor', other='Tensor')
 def dist(input, other, p=2):
     return (input - other).norm(p)
 
 
+@accepts(input='Tensor', keepdim='bool')
 def aminmax(input, *, dim=None, keepdim=False):
     dims = tuple(range(input.dim())) if dim is None else dim
     return _Aminmax(_C.amin(input, dims, keepdim), _C.amax(input, dims, keepdim))
 
 
+@accepts(input='Tensor')
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0 (the division taken on a safe value there, so the gradient is 0)."""
     zero = input == 0
@@ -255,6 +279,7 @@ def sinc(input):
     return _C.where(zero, _C.ones_like(safe), _C.sin(safe) / safe)
 
 
+@accepts(x1='Tensor', x2='Tensor', p='float')
 def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
     """p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R)."""
     if x1.dim() < 2:
@@ -269,6 +294,7 @@ def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
     return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, dim=-1)
 
 
+@accepts(input='Tensor', other='Tensor', dim='dim?', out='Tensor?')
 def cross(input, other, dim=None, *, out=None):
     """Cross products of 3-vectors along dim (default: the first dim of size 3), broadcasting."""
     nd = builtins.max(input.dim(), other.dim())
@@ -310,6 +336,7 @@ def block_diag(*tensors):
     return _C.cat(rows, 0)
 
 
+@accepts(input='Tensor', correction='int', fweights='Tensor?', aweights='Tensor?')
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the rows (variables) over the columns (observations), optionally weighted."""
     if input.dim() > 2:
@@ -336,6 +363,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return (c / norm_factor).squeeze()
 
 
+@accepts(input='Tensor')
 def corrcoef(input):
     """Pearson correlation coefficients of the rows, clipped to [-1, 1]."""
     c = cov(input)
@@ -358,6 +386,7 @@ def _interval_areas(y, x, dx, dim):
     return d * (left + right) / 2
 
 
+@accepts(y='Tensor', dim='dim')
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along dim, with sample points x or a constant spacing dx (default 1)."""
     if x is not None and not isinstance(x, Tensor):  # trapezoid(y, dx) as a positional number
@@ -365,10 +394,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return _interval_areas(y, x, dx, dim).sum(dim)
 
 
+@accepts(y='Tensor', dim='dim')
 def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@accepts(y='Tensor', dim='dim')
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if x is not None and not isinstance(x, Tensor):
         x, dx = None, x
@@ -383,14 +414,20 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return ~found if invert else found
 
 
+@accepts(input='Tensor', r='int', with_replacement='bool')
 def combinations(input, r=2, with_replacement=False):
     """The r-element combinations of a 1-d tensor's elements, as rows (PyTorch's order)."""
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    check_count('combinations: r', r)  # (rows of r elements: a huge r is refused, as by PyTorch)
+    n = input.shape[0]
+    count = math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
+    if count * builtins.max(r, 1) > MAX_PIECES ** 2:  # the index table is built in Python: bound it
+        raise RuntimeError(f"combinations: {count} combinations of {r} elements are more than Ember supports")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    index = list(pick(range(input.shape[0]), r))
+    index = list(pick(range(n), r)) if count else []  # (itertools allocates r slots even for none)
     if r == 0:
         return _C.empty(0, dtype=input.dtype)
     if not index:
@@ -399,6 +436,7 @@ def combinations(input, r=2, with_replacement=False):
 
 
 # ---- facts ---------------------------------------------------------------------------------------
+@accepts(input='Tensor')
 def is_nonzero(input):
     if input.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with {} is ambiguous".format(
@@ -406,10 +444,12 @@ def is_nonzero(input):
     return input.item() != 0
 
 
+@accepts(input='Tensor', other='Tensor')
 def is_same_size(input, other):
     return input.shape == other.shape
 
 
+@accepts(input='Tensor')
 def is_signed(input):
     return input.dtype not in (_C.uint8, _C.bool)
 
@@ -466,6 +506,19 @@ METHODS = ('isclose', 'allclose', 'equal', 'broadcast_to', 'ravel', 'tensor_spli
            'is_same_size', 'is_signed', 'sinc', 'cross', 'cov', 'corrcoef')
 
 
+def _without_out(fn):
+    """fn as a Tensor method: PyTorch's methods take no out= (a TypeError, as from the C binding)."""
+    if 'out' not in inspect.signature(fn).parameters:
+        return fn
+
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if 'out' in kwargs:
+            raise TypeError(f"{fn.__name__}() got an unexpected keyword argument 'out'")
+        return fn(self, *args, **kwargs)
+    return method
+
+
 def _inplace_method(fn):
     def method(self, *args, **kwargs):
         return self.copy_(fn(self, *args, **kwargs))
@@ -484,7 +537,7 @@ def install(namespace):
         namespace.setdefault(name, fn)
     for name in METHODS:
         if not hasattr(Tensor, name):
-            setattr(Tensor, name, FUNCTIONS[name])
+            setattr(Tensor, name, _without_out(FUNCTIONS[name]))
     for name in ('deg2rad', 'rad2deg', 'logit', 'sinc'):  # in place: computed, then written back
         if not hasattr(Tensor, name + '_'):
             setattr(Tensor, name + '_', _inplace_method(FUNCTIONS[name]))

@@ -6,6 +6,7 @@ saying so, rather than being missing names."""
 import builtins
 
 from . import _C
+from ._argcheck import accepts
 from ._functions import cross as _cross
 
 __all__ = ['vector_norm', 'matrix_norm', 'norm', 'cross', 'matmul', 'multi_dot', 'diagonal', 'vecdot',
@@ -96,6 +97,7 @@ def vecdot(x, y, *, dim=-1, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
+@accepts(A='Tensor', n='int')
 def matrix_power(A, n, *, out=None):
     """A^n for n >= 0 by repeated squaring (A^0 the identity); negative n needs an inverse."""
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:

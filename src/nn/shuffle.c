@@ -16,10 +16,10 @@ static em_tensor *pixel_shuffle_impl(const em_tensor *x, int64_t r, bool up)
     int b = x->ndim - 3;
     if (b + 6 > EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "%s: too many dims", name);
     int64_t C = x->sizes[b], H = x->sizes[b + 1], W = x->sizes[b + 2];
-    if (up && C % (r * r))
+    if (up && (C ? r > C / r || C % (r * r) : r > INT32_MAX)) /* r * r must not overflow */
         return em_error(EM_ERR_SHAPE, "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
-                        "square of upscale_factor, but input.size(-3)=%lld is not divisible by %lld",
-                        (long long)C, (long long)(r * r));
+                        "square of upscale_factor, but input.size(-3)=%lld is not divisible by %lld^2",
+                        (long long)C, (long long)r);
     if (!up && (H % r || W % r))
         return em_error(EM_ERR_SHAPE, "pixel_unshuffle expects %s dimension to be divisible by downscale_factor, but "
                         "input.size(%d)=%lld is not divisible by %lld", H % r ? "height" : "width", H % r ? -2 : -1,

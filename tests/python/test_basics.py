@@ -85,7 +85,10 @@ def test_conversion_methods():
 
 def test_bad_call_lists_signatures():
     with pytest.raises(TypeError, match='expected one of'):
-        ember.add(ember.ones(1), 'x')
+        ember.sum(ember.ones(1), 1, 'y')
+    # one signature: the argument that does not fit is named, as PyTorch does
+    with pytest.raises(TypeError, match=r"exp\(\): argument 'input' \(position 1\) must be Tensor, not NoneType"):
+        ember.exp(None)
     with pytest.raises(TypeError):
         ember.ones(2).view(2, unknown=3)
 

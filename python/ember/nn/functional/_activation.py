@@ -159,7 +159,7 @@ def _implicit_softmax_dim(name, ndim, stacklevel):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_softmax_dim('softmax', input.dim(), _stacklevel)
-    return ember.softmax(input, dim, dtype=dtype)
+    return input.softmax(dim, dtype=dtype)  # a method call, as PyTorch's (whose errors it then shares)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -171,7 +171,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_softmax_dim('log_softmax', input.dim(), _stacklevel)
-    return ember.log_softmax(input, dim, dtype=dtype)
+    return input.log_softmax(dim, dtype=dtype)
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):

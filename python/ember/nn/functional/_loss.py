@@ -7,6 +7,7 @@ import warnings
 
 import ember
 from ember._C import _nn
+from ember._argcheck import accepts
 
 __all__ = [
     'binary_cross_entropy', 'binary_cross_entropy_with_logits', 'cosine_embedding_loss', 'cross_entropy',
@@ -328,6 +329,7 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return ember.norm(x1 - x2 + eps, p, dim, keepdim)
 
 
+@accepts(anchor='Tensor', positive='Tensor', negative='Tensor')
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction='mean'):
     reduction = _resolve(size_average, reduce, reduction)

@@ -5,6 +5,7 @@ import warnings
 
 import ember
 from ember import _C
+from ember._argcheck import int_arg
 
 _nn = _C._nn
 
@@ -29,12 +30,12 @@ def _tuple(v, n, name, what):
     """v as a list of n ints (an int repeats), with PyTorch's message when the length is wrong."""
     if isinstance(v, (list, tuple)):
         if len(v) == 1:
-            return [int(v[0])] * n
+            return [int_arg(name, what, v[0])] * n
         if len(v) != n:
             raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of "
                                f"{['', 'one', 'two', 'three'][n]} ints")
-        return [int(e) for e in v]
-    return [int(v)] * n
+        return [int_arg(name, what, e) for e in v]
+    return [int_arg(name, what, v)] * n
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode):
@@ -148,10 +149,11 @@ def _adaptive_size(input, output_size, nd):
             output_size = list(output_size) * nd
         if len(output_size) != nd:
             raise RuntimeError(f"adaptive pool: output_size must have {nd} elements, got {len(output_size)}")
-        return [input.size(-nd + d) if v is None else int(v) for d, v in enumerate(output_size)]
+        return [input.size(-nd + d) if v is None else int_arg('adaptive pool', 'output_size', v)
+                for d, v in enumerate(output_size)]
     if output_size is None:
         return [input.size(-nd + d) for d in range(nd)]
-    return [int(output_size)] * nd
+    return [int_arg('adaptive pool', 'output_size', output_size)] * nd
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -210,7 +212,9 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def pad(input, pad, mode="constant", value=None):
-    return _nn.pad(input, [int(p) for p in pad], mode, value)
+    if not isinstance(pad, (list, tuple)):
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not {type(pad).__name__}")
+    return _nn.pad(input, [int_arg('pad', 'pad', p) for p in pad], mode, value)
 
 
 def _interp_output(input, size, scale_factor, recompute_scale_factor, dim):

@@ -10,6 +10,7 @@ import warnings
 
 import ember
 from ember._C import _nn
+from ember._argcheck import check_count
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -41,6 +42,7 @@ class RNNBase(Module):
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
+        check_count('num_layers', num_layers)
         self.num_layers = num_layers
         self.bias = bias
         self.batch_first = batch_first

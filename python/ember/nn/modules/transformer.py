@@ -9,6 +9,7 @@ import copy
 import math
 
 from ... import _C
+from ..._argcheck import check_count
 from .. import functional as F
 from .. import init
 from .attention import MultiheadAttention
@@ -37,6 +38,7 @@ def _check_padding_mask(mask):
 
 
 def _clones(module, n):
+    check_count('num_layers', n)
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
