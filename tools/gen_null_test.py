@@ -26,6 +26,8 @@ import sys
 NULLABLE = [
     ("em_retain|em_release", "t", "NULL-safe like free(NULL) (core.h)"),
     ("em_generator_free|em_safetensors_free", "g|st", "NULL-safe like free(NULL)"),
+    ("em_zip_close|em_zip_writer_free|em_pickle_free|em_torch_legacy_free", "z|w|p|t", "NULL-safe like free(NULL)"),
+    ("em_zip_writer_new", "ctx", "the write sink's own context, passed through (serialize.h)"),
     ("em_node_retain|em_node_release", "n", "NULL-safe like free(NULL) (autograd.h)"),
     ("em_.*", "g", "NULL is the default generator (random.h)"),
     ("em_from_blob|em_storage_move_|em_storage_context", "deleter|ctx",
@@ -103,6 +105,12 @@ VALUES = {
     "const em_saved_hooks *": "NULL", "em_saved_hooks *": "NULL", "const em_anomaly_hooks *": "NULL",
     "void (*)(void *)": "noop_free", "em_grad_hook_fn": "hook_fn",
     "em_post_accumulate_hook_fn": "post_hook_fn", "em_write_fn": "write_sink",
+    # readers' handles need a file to exist: NULL, so their other pointer
+    # positions fail on the handle first (counted, not failed)
+    "em_zip *": "NULL", "const em_zip *": "NULL", "em_zip_writer *": "NULL",
+    "em_pickle *": "NULL", "const em_pickle *": "NULL",
+    "em_torch_legacy *": "NULL", "const em_torch_legacy *": "NULL",
+    "char *(*)(void)": "NULL",
     "int": "1", "int64_t": "1", "uint64_t": "1", "size_t": "16", "double": "1.0",
     "_Bool": "0", "em_dtype": "EM_F32", "em_device": "EM_DEVICE_CPU", "em_status": "EM_ERR_VALUE",
 }

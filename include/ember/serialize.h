@@ -88,9 +88,9 @@ em_zip *em_zip_open(const char *path);
 em_zip *em_zip_open_buffer(const void *data, size_t size);
 void em_zip_close(em_zip *z); /* NULL-safe; tensors made by em_zip_tensor stay valid */
 
-int em_zip_count(const em_zip *z);
+int em_zip_count(const em_zip *z); /* -1 (error set) for NULL */
 const char *em_zip_name(const em_zip *z, int i);        /* entries in central-directory order */
-int em_zip_find(const em_zip *z, const char *name);      /* index, or -1 if absent */
+int em_zip_find(const em_zip *z, const char *name);      /* index, or -1 if absent (error set if an argument is NULL) */
 int64_t em_zip_entry_size(const em_zip *z, int i);      /* uncompressed bytes */
 /* Reads entry i (exactly em_zip_entry_size bytes) into dst, checking its CRC. */
 em_status em_zip_read(const em_zip *z, int i, void *dst);

@@ -16,7 +16,8 @@ int em_torch_storage_dtype(const char *name)
         {"LongStorage", EM_I64}, {"IntStorage", EM_I32}, {"ShortStorage", EM_I16}, {"CharStorage", EM_I8},
         {"ByteStorage", EM_U8}, {"BoolStorage", EM_BOOL},
     };
-    for (size_t i = 0; name && i < sizeof types / sizeof *types; i++)
+    if (EM_NULL(name)) return -1;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         if (!strcmp(types[i].name, name)) return types[i].dt;
     return -1;
 }

@@ -257,7 +257,7 @@ em_zip *em_zip_open(const char *path)
     return z;
 }
 
-int em_zip_count(const em_zip *z) { return z ? z->n : 0; }
+int em_zip_count(const em_zip *z) { return EM_NULL(z) ? -1 : z->n; }
 
 const char *em_zip_name(const em_zip *z, int i)
 {
@@ -267,7 +267,7 @@ const char *em_zip_name(const em_zip *z, int i)
 
 int em_zip_find(const em_zip *z, const char *name)
 {
-    if (!z || !name) return -1;
+    if (EM_NULL(z) || EM_NULL(name)) return -1;
     int lo = 0, hi = z->n - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2, c = strcmp(z->entries[z->sorted[mid]].name, name);

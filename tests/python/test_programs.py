@@ -31,12 +31,6 @@ ALIAS = os.path.join(ROOT, 'tests', 'torch_alias')
 PYTHON = '/usr/bin/python3'
 FULL = os.environ.get('EMBER_TEST_PROGRAMS') == 'full'
 
-# Gaps that other work fills; the marks go when it lands.
-needs_cuda = pytest.mark.xfail(reason='needs ember.cuda (is_available)', strict=False)
-needs_backends = pytest.mark.xfail(reason='needs ember.backends (cudnn, mps)', strict=False)
-needs_module_save = pytest.mark.xfail(reason='needs torch.save / torch.load of a whole module', strict=False)
-needs_torch_format = pytest.mark.xfail(reason="needs torch.save writing PyTorch's zip format", strict=False)
-
 
 def has_torch():
     return subprocess.run([PYTHON, '-c', 'import torch'], capture_output=True,
@@ -100,9 +94,6 @@ def close(a, b, rel):
 
 # ---- the programs ---------------------------------------------------------------
 
-@needs_cuda
-@needs_backends
-@needs_torch_format
 def test_mnist_cnn_adadelta_steplr(tmp_path):
     """Starting from the same weights: the same initial test loss; after an
     epoch, comparable accuracy; each side's saved state_dict, loaded by the
@@ -123,7 +114,6 @@ def test_mnist_cnn_adadelta_steplr(tmp_path):
     assert evaluate('ember', check % ('torch.pt', size[3]), tmp_path) == pytest.approx(t['accuracy'], abs=0.003)
 
 
-@needs_cuda
 def test_vae(tmp_path):
     size = ['--train-size', 20000 if FULL else 4000, '--log-interval', 1000]
     t = run('torch', 'vae.py', size + ['--save-init', 'init.pt'], tmp_path)
@@ -135,9 +125,6 @@ def test_vae(tmp_path):
     assert close(e['loss'], t['loss'], 0.05) and close(e['train_loss'], t['train_loss'], 0.05)
 
 
-@needs_cuda
-@needs_backends
-@needs_module_save
 def test_dcgan_whole_model_checkpoints(tmp_path):
     """Both sides learn the same game: the discriminator tells the real
     images apart to a similar degree; each side's whole-model checkpoint
@@ -152,8 +139,6 @@ def test_dcgan_whole_model_checkpoints(tmp_path):
     assert close(e['loss_D'], t['loss_D'], 0.6) and close(e['loss_G'], t['loss_G'], 0.5)
 
 
-@needs_cuda
-@needs_module_save
 @pytest.mark.parametrize('model', ['LSTM', 'Transformer'])
 def test_word_language_model(tmp_path, model):
     """Trained, saved whole, loaded back and tested on each side: the test
@@ -197,7 +182,6 @@ def test_lstmcell_lbfgs_float64(tmp_path):
     assert evaluate('ember', LBFGS_CHECK % ('torch.pt', length + 1), tmp_path) == pytest.approx(t['loss'], rel=1e-9)
 
 
-@needs_torch_format
 def test_lstmcell_state_dict_ember_to_torch(tmp_path):
     t, e, length = lbfgs_runs(tmp_path)
     assert evaluate('torch', LBFGS_CHECK % ('ember.pt', length + 1), tmp_path) == pytest.approx(e['loss'], rel=1e-9)
