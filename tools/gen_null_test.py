@@ -127,6 +127,9 @@ RETURNS = {
     "em_dtype": ("r == EM_DTYPE_NONE", None),
     "em_generator *": ("r == NULL", "em_generator_free(r)"),
     "em_safetensors *": ("r == NULL", "em_safetensors_free(r)"),
+    "em_zip *": ("r == NULL", "em_zip_close(r)"), "em_zip_writer *": ("r == NULL", "em_zip_writer_free(r)"),
+    "em_pickle *": ("r == NULL", "em_pickle_free(r)"),
+    "em_torch_legacy *": ("r == NULL", "em_torch_legacy_free(r)"),
     "_Bool": (None, None), "uint64_t": (None, None), "size_t": (None, None),
     "unsigned": (None, None), "em_device": ("r.type < 0", None), "void": (None, None),
 }

@@ -3,8 +3,10 @@ the *_copy forms of the views, the scatter-into-a-view functions, facts about re
 (conj, real, sgn, is_conj...), addr, ldexp, clamp_min_/clamp_max_, sum_to_size, fill_diagonal_,
 vander, range, empty_strided. Installed by ember._functions.install."""
 import builtins
+import inspect
 
 from . import _C
+from ._argcheck import accepts
 from ._tensor import Tensor
 
 # torch.<view>_copy(input, ...): the view, copied
@@ -246,16 +248,25 @@ PROPERTIES = dict(real=property(real), imag=property(imag), mH=property(adjoint)
                       'is_meta', 'is_mps', 'is_xpu', 'is_ipu', 'is_vulkan', 'is_ort', 'is_nested')})
 
 
+def _checked(fn):
+    """fn refusing a non-tensor `input` with the C parser's TypeError (_argcheck)."""
+    try:
+        first = next(iter(inspect.signature(fn).parameters), None)
+    except (TypeError, ValueError):
+        return fn
+    return accepts(input='Tensor')(fn) if first == 'input' else fn
+
+
 def install(namespace):
     from . import _functions_more, _tensor_extra
     for name, fn in _functions_more.FUNCTIONS.items():
-        namespace.setdefault(name, fn)
+        namespace.setdefault(name, _checked(fn))
     for name, fn in _functions_more.METHODS.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
     _tensor_extra.install()
     for name, fn in FUNCTIONS.items():
-        namespace.setdefault(name, fn)
+        namespace.setdefault(name, _checked(fn))
     for name, fn in METHODS.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)

@@ -37,16 +37,7 @@ class _FusedOptimizer(Optimizer):
     def step(self, closure=None):
         """One update of every parameter that has a gradient; `closure`
         (re-evaluating the model, returning the loss) is called first."""
-        loss = None
-        if closure is not None:
-            with ember.enable_grad():
-                loss = closure()
-        with ember.no_grad():
-            for group in self.param_groups:
-                params = [p for p in group['params'] if p.grad is not None]
-                if params:
-                    self._step_group(group, params)
-        return loss
+        return self._grouped_step(closure, self._step_group)
 
     def _step_group(self, group, params):
         states = [self.state[p] for p in params]

@@ -16,16 +16,7 @@ class _PythonOptimizer(Optimizer):
     parameters that have a gradient, under no_grad."""
 
     def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            with ember.enable_grad():
-                loss = closure()
-        with ember.no_grad():
-            for group in self.param_groups:
-                params = [p for p in group['params'] if p.grad is not None]
-                if params:
-                    self._update(group, params)
-        return loss
+        return self._grouped_step(closure, self._update)
 
     def __setstate__(self, state):
         super().__setstate__(state)

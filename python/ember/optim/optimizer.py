@@ -105,6 +105,21 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    def _grouped_step(self, closure, update):
+        """step()'s frame: `closure` (re-evaluating the model, returning the
+        loss) under enable_grad, then update(group, params) for each group's
+        parameters that have a gradient, under no_grad; returns the loss."""
+        loss = None
+        if closure is not None:
+            with ember.enable_grad():
+                loss = closure()
+        with ember.no_grad():
+            for group in self.param_groups:
+                params = [p for p in group['params'] if p.grad is not None]
+                if params:
+                    update(group, params)
+        return loss
+
     def state_dict(self):
         """{'state': {index: state}, 'param_groups': [...]}: parameters are
         named by their position over all groups, as PyTorch does."""
