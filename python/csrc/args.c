@@ -54,6 +54,23 @@ static bool is_dim_name(const char *name, size_t n)
     return false;
 }
 
+/* The ops PyTorch 1.13 also declares with dim names (a str dim): read from
+ * its schemas (an overload with a Dimname `dim`). */
+static bool has_dim_name_overload(const char *text)
+{
+    static const char *const ops[] = {
+        "all", "any", "argsort", "cat", "concat", "concatenate", "cummax", "cummin", "cumprod", "cumprod_",
+        "cumsum", "cumsum_", "diagonal", "flatten", "gather", "index_add", "index_copy", "index_copy_",
+        "index_fill", "index_fill_", "index_select", "kthvalue", "log_softmax", "logcumsumexp", "logsumexp",
+        "max", "mean", "median", "min", "mode", "nanmedian", "norm", "prod", "scatter", "scatter_add", "select",
+        "size", "softmax", "sort", "squeeze", "squeeze_", "std", "std_mean", "stride", "sum", "transpose",
+        "unbind", "unflatten", "var", "var_mean"};
+    size_t n = strcspn(text, "(");
+    for (size_t j = 0; j < sizeof ops / sizeof *ops; j++)
+        if (strlen(ops[j]) == n && !strncmp(text, ops[j], n)) return true;
+    return false;
+}
+
 /* Parses one signature; aborts the process on a malformed literal, which is
  * a bug in the binding caught by the first test that calls it. */
 static void parse_sig(emp_sig *sig, const char *text)
@@ -88,6 +105,7 @@ static void parse_sig(emp_sig *sig, const char *text)
         while (*s && *s != '=' && *s != ',' && *s != ')') s++;
         p->name = PyUnicode_FromStringAndSize(name, s - name);
         p->is_dim = is_dim_name(name, s - name);
+        p->dim_name = p->is_dim && s - name == 3 && has_dim_name_overload(text);
         PyUnicode_InternInPlace(&p->name);
         if (*s == '=') {
             const char *d = ++s;
@@ -242,8 +260,7 @@ static int check_dims(const emp_args *a, const int64_t *v, int n)
  * there is a name to look up, not a wrong type. */
 static bool is_dim_name_param(const emp_param *p)
 {
-    return (p->type == EMP_INT || (p->type == EMP_INTLIST && p->list_len == 1)) &&
-           PyUnicode_CompareWithASCIIString(p->name, "dim") == 0;
+    return p->dim_name && (p->type == EMP_INT || (p->type == EMP_INTLIST && p->list_len == 1));
 }
 
 /* 1 converted, 0 does not fit this param (no exception), -1 error raised. */

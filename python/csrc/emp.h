@@ -108,6 +108,7 @@ typedef struct emp_param {
     bool has_default;
     bool varargs;         /* "int...": the ints may come as separate positional args */
     bool is_dim;          /* named dim, dim0, dims, start_dim...: checked against the dims a tensor can have */
+    bool dim_name;        /* `dim` of an op PyTorch also declares with a dim-name (str) overload */
     int8_t list_len;      /* int[N]: a single int is repeated N times */
     PyObject *def_obj;    /* the default as a Python object (parsed once), or NULL for None */
 } emp_param;

@@ -78,6 +78,17 @@ _DISPLAY = {'Tensor': 'Tensor', 'int': 'int', 'dim': 'int', 'bool': 'bool', 'flo
             'Tensors': 'tuple of Tensors'}
 
 
+def wrap_dim(dim, ndim):
+    """dim (an int; RuntimeError past int64) wrapped into [0, ndim): PyTorch's IndexError outside
+    [-ndim, ndim) (a 0-d tensor counts as 1-d)."""
+    d, n = as_int(dim), max(ndim, 1)
+    if d is None:
+        raise TypeError(f"dim must be an int, not {_type_name(dim)}")
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
 def check(fname, name, position, value, kind):
     """Raises PyTorch's error if value is not of kind ('Tensor', 'int', 'dim', 'bool', 'float', 'Tensors',
     each with '?' for None allowed); position counts from 1, None for a keyword."""

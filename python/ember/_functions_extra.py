@@ -6,7 +6,7 @@ import builtins
 import inspect
 
 from . import _C
-from ._argcheck import accepts
+from ._argcheck import accepts, int_arg
 from ._tensor import Tensor
 
 # torch.<view>_copy(input, ...): the view, copied
@@ -49,7 +49,11 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     out = input.clone()
-    _slice(out, dim, start, end, step).copy_(src)
+    view = _slice(out, dim, start, end, step)
+    if view.shape != src.shape:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(view.shape)}")
+    view.copy_(src)
     return out
 
 
@@ -118,7 +122,10 @@ def sum_to_size(input, *size):
     """Sums input over the dims that `size` broadcasts: the result has shape `size`."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    size = tuple(int_arg('sum_to_size', 'size', n) for n in size)
     lead = input.dim() - len(size)
+    if lead < 0 or any(n != 1 and n != input.shape[lead + k] for k, n in enumerate(size)):
+        raise RuntimeError(f"size {list(size)} is not expandable to size {list(input.shape)}.")
     dims = list(range(lead)) + [lead + k for k, n in enumerate(size) if n == 1 and input.shape[lead + k] != 1]
     return input.sum(tuple(dims), keepdim=True).reshape(size) if dims else input
 
@@ -162,6 +169,8 @@ def range_(start=0, end=None, step=1, *, dtype=None, **kwargs):
                   'in [start, end).', UserWarning)
     if end is None:
         start, end = 0, start
+    if step == 0 or (end - start) * step < 0:
+        raise RuntimeError('upper bound and lower bound inconsistent with step sign')
     n = builtins.int((end - start) // step) + 1
     return _C.arange(n, dtype=dtype or _C.get_default_dtype(), **kwargs) * step + start
 

@@ -8,6 +8,7 @@ import math
 import os
 
 from . import _C
+from ._argcheck import wrap_dim
 from ._tensor import Tensor
 
 _REDUCTIONS = ('none', 'mean', 'sum')
@@ -124,6 +125,7 @@ def norm_except_dim(v, pow=2, dim=0):
     """The pow-norm over every dim but dim, shaped to broadcast against v (weight_norm's norm)."""
     if dim == -1:
         return v.norm(pow)
+    dim = wrap_dim(dim, v.dim())
     others = tuple(d for d in builtins.range(v.dim()) if d != dim)
     return v.norm(pow, others, True) if others else v.abs()
 
@@ -250,7 +252,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     if edge_order not in (1, 2):
         raise RuntimeError(f'torch.gradient only supports edge_order=1 and edge_order=2. Got {edge_order}')
     dims = list(builtins.range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    dims = [d % input.dim() for d in dims]
+    dims = [wrap_dim(d, input.dim()) for d in dims]
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
             raise RuntimeError(f'torch.gradient expected spacing to be unspecified, a scalar or its length to '
