@@ -8,7 +8,7 @@ import math
 import os
 
 from . import _C
-from ._argcheck import wrap_dim
+from ._argcheck import accepts, wrap_dim
 from ._tensor import Tensor
 
 _REDUCTIONS = ('none', 'mean', 'sum')
@@ -121,6 +121,7 @@ def renorm(input, p, dim, maxnorm):
     return input * factor
 
 
+@accepts(v='Tensor', pow='int', dim='int')
 def norm_except_dim(v, pow=2, dim=0):
     """The pow-norm over every dim but dim, shaped to broadcast against v (weight_norm's norm)."""
     if dim == -1:
