@@ -58,6 +58,9 @@ TORCH_UNSAFE_BIG_INT = {
     # diag of a matrix with an offset past its corner: torch 1.13 fails ("numel: integer multiplication
     # overflow", even for -5) where the diagonal is simply empty; Ember returns it empty
     ('fn', 'diag'), ('method', 'diag'),
+    # slice_scatter with end=None: torch 1.13 takes a one-element slice (a.slice_scatter(a, dim=1) on a
+    # (2, 3) tensor fails: "slice size = [2, 1]"); Ember scatters the whole dim, as the default means
+    ('fn', 'slice_scatter'), ('method', 'slice_scatter'),
 }
 
 # ---- values: JSON descriptions, built into ember and torch objects alike --------------------------
