@@ -5,7 +5,7 @@ import torch
 
 import ember
 from helpers import assert_same, to_ember
-from test_optim import make_params, set_grads
+from test_optim import make_params, set_grads, steps_match_torch
 
 CASES = [
     ('ASGD', dict()),
@@ -20,26 +20,14 @@ CASES = [
 @pytest.mark.parametrize('name,opts', CASES, ids=[f'{n}-{i}' for i, (n, _) in enumerate(CASES)])
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
 def test_matches_torch(name, opts, dtype):
-    tparams, eparams = make_params(dtype)
-    topt = getattr(torch.optim, name)(tparams, **opts)
-    eopt = getattr(ember.optim, name)(eparams, **opts)
-    for step in range(60):
-        set_grads(tparams, eparams, step)
-        topt.step()
-        eopt.step()
+    estate, tstate = steps_match_torch(name, opts, dtype, 60)
     tol = dict(atol=2e-5, rtol=2e-4) if dtype == torch.float32 else dict(atol=1e-10, rtol=1e-9)
-    for tp, ep in zip(tparams, eparams):
-        assert_same(ep.detach(), tp.detach(), **tol)
-    tstate, estate = topt.state_dict(), eopt.state_dict()
-    assert estate['param_groups'] == tstate['param_groups']
     for k, ts in tstate['state'].items():
-        es = estate['state'][k]
-        assert list(es) == list(ts)
         for key, tv in ts.items():
             if isinstance(tv, torch.Tensor):
-                assert_same(es[key], tv, **tol, check_dtype=False)
+                assert_same(estate['state'][k][key], tv, **tol, check_dtype=False)
             else:
-                assert es[key] == tv, key
+                assert estate['state'][k][key] == tv, key
 
 
 def test_closure_and_repr():
