@@ -59,7 +59,8 @@ INFORMATIONAL = [
 ]
 BACKENDS = ('cudnn', 'cuda', 'mkldnn', 'opt_einsum', 'mkl', 'mps', 'openmp')
 LEFTOVERS = {'PRIVATE_OPS', 'TYPE_CHECKING', 'USE_GLOBAL_DEPS', 'USE_RTLD_GLOBAL_WITH_LIBTORCH', 'attr', 'name',
-             'obj', 'candidate', 'classproperty', 'lru_cache'}
+             'obj', 'candidate', 'classproperty', 'lru_cache',
+             'tqdm'}  # torch.hub's: the tqdm package's class, or torch's stand-in where tqdm is not installed
 
 _QUANT = re.compile(r'quantiz|^q_|qint|quint|qscheme|qparams|fake_quant|fbgemm|per_channel|per_tensor|int_repr|'
                     r'^dequantize|^ScriptModule|^Q[A-Z].*Storage$')
