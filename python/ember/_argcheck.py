@@ -7,7 +7,6 @@ PyTorch's RuntimeError; a dim beyond any tensor's dims is an IndexError.
     def combinations(input, r=2, with_replacement=False): ...
 """
 import functools
-import inspect
 import operator
 
 from . import _C
@@ -101,11 +100,26 @@ def check(fname, name, position, value, kind):
                          f"but got {value})")
 
 
+def param_names(fn):
+    """(positional, keyword-only) parameter names of a Python function, through functools.wraps
+    layers, without inspect's import cost."""
+    while hasattr(fn, '__wrapped__'):
+        fn = fn.__wrapped__
+    code = fn.__code__
+    names = code.co_varnames
+    return names[:code.co_argcount], names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+
+
 def accepts(**kinds):
     """Decorator: checks the named parameters of a Python-level function as the C parser would."""
     def wrap(fn):
-        params = list(inspect.signature(fn).parameters)
-        checks = [(params.index(name), name, kind) for name, kind in kinds.items()]
+        positional, keyword_only = param_names(fn)
+        unknown = set(kinds) - set(positional) - set(keyword_only)
+        if unknown:
+            raise ValueError(f"accepts: {fn.__name__} has no parameter {sorted(unknown)}")
+        # keyword-only parameters are only looked up in kwargs (their position is past any args)
+        checks = [(positional.index(name) if name in positional else float('inf'), name, kind)
+                  for name, kind in kinds.items()]
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):

@@ -8,13 +8,12 @@ are differentiable wherever their parts are."""
 import builtins
 import collections
 import functools
-import inspect
 import itertools
 import math
 import warnings
 
 from . import _C
-from ._argcheck import MAX_PIECES, accepts, as_int, check, check_count
+from ._argcheck import MAX_PIECES, accepts, as_int, check, check_count, param_names
 from ._tensor import Tensor
 
 # alias -> the Ember op it names (each also as a Tensor method and, where the
@@ -508,7 +507,7 @@ METHODS = ('isclose', 'allclose', 'equal', 'broadcast_to', 'ravel', 'tensor_spli
 
 def _without_out(fn):
     """fn as a Tensor method: PyTorch's methods take no out= (a TypeError, as from the C binding)."""
-    if 'out' not in inspect.signature(fn).parameters:
+    if 'out' not in sum(param_names(fn), ()):
         return fn
 
     @functools.wraps(fn)

@@ -3,10 +3,9 @@ the *_copy forms of the views, the scatter-into-a-view functions, facts about re
 (conj, real, sgn, is_conj...), addr, ldexp, clamp_min_/clamp_max_, sum_to_size, fill_diagonal_,
 vander, range, empty_strided. Installed by ember._functions.install."""
 import builtins
-import inspect
 
 from . import _C
-from ._argcheck import accepts, int_arg
+from ._argcheck import accepts, int_arg, param_names
 from ._tensor import Tensor
 
 # torch.<view>_copy(input, ...): the view, copied
@@ -260,10 +259,10 @@ PROPERTIES = dict(real=property(real), imag=property(imag), mH=property(adjoint)
 def _checked(fn):
     """fn refusing a non-tensor `input` with the C parser's TypeError (_argcheck)."""
     try:
-        first = next(iter(inspect.signature(fn).parameters), None)
-    except (TypeError, ValueError):
+        positional, _ = param_names(fn)
+    except AttributeError:  # a builtin: the C parser checks its arguments
         return fn
-    return accepts(input='Tensor')(fn) if first == 'input' else fn
+    return accepts(input='Tensor')(fn) if positional[:1] == ('input',) else fn
 
 
 def install(namespace):

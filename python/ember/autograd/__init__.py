@@ -5,11 +5,10 @@ from .. import _C
 from .._tensor import Tensor
 from .grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 from .function import Function, FunctionCtx
-from .gradcheck import gradcheck, gradgradcheck
 from ._hooks import TensorHookHandle
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .variable import Variable
-from . import functional, graph, anomaly_mode  # noqa: F401
+from . import graph, anomaly_mode  # noqa: F401
 
 __all__ = ['backward', 'grad', 'Function', 'FunctionCtx', 'gradcheck', 'gradgradcheck', 'no_grad', 'enable_grad',
            'set_grad_enabled', 'inference_mode', 'detect_anomaly', 'set_detect_anomaly', 'Variable', 'functional',
@@ -82,8 +81,18 @@ def _register_post_accumulate_grad_hook(tensor, hook):
     return TensorHookHandle(tensor, _C._register_post_accumulate_grad_hook(tensor, hook))
 
 
+# submodules and names loaded on first use, keeping `import ember` fast
+_LAZY = {'profiler': '.profiler', 'functional': '.functional', 'gradcheck': '.gradcheck',
+         'gradgradcheck': '.gradcheck'}
+
+
 def __getattr__(name):
-    if name == 'profiler':  # loaded on first use, as ember.profiler
+    if name in _LAZY:
         import importlib
-        return importlib.import_module('.profiler', __name__)
+        module = importlib.import_module(_LAZY[name], __name__)
+        if not name.startswith('grad'):
+            return module
+        # the import bound the submodule to the name `gradcheck`: the function takes it back, as in torch
+        globals().update(gradcheck=module.gradcheck, gradgradcheck=module.gradgradcheck)
+        return globals()[name]
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")

@@ -3,7 +3,6 @@ is on, each graph node remembers the Python stack of the forward call that
 made it, a backward formula returning NaN raises RuntimeError naming its
 node, and a failing node's forward stack is shown as a warning. The checks
 are the C engine's (src/autograd/anomaly.c); this module supplies the stack."""
-import traceback
 import warnings
 
 from .. import _C
@@ -12,6 +11,7 @@ __all__ = ['detect_anomaly', 'set_detect_anomaly']
 
 
 def _record():
+    import traceback  # only while anomaly mode is on: keeps it out of `import ember`
     return ''.join(traceback.format_stack()[:-1])
 
 
