@@ -20,7 +20,8 @@
  * runs on the calling thread: posting a job costs about 1-5 us, waking a
  * sleeping worker 20-50 us (measured by bench/bench_threads.py). */
 enum {
-    EM_GRAIN = 32768,             /* elementwise, copies, casts, fills, optimizer steps */
+    EM_GRAIN = 32768,             /* elementwise, copies, casts, optimizer steps */
+    EM_GRAIN_STORE = 16 * 32768,  /* contiguous fills: one store per element */
     EM_GRAIN_REDUCE = 32768,      /* reductions and scans: elements read */
     EM_GRAIN_ROWS = 32768,        /* softmax, norms, losses: rows x row length */
     EM_GRAIN_GATHER = 32768,      /* index/gather/scatter/embedding: elements moved */

@@ -11,11 +11,10 @@
  * a row-major matrix), so no layout copies are needed; a 1x1 stride-1
  * unpadded geometry skips im2col altogether.
  *
- * Threads: samples are split over OpenMP threads (each with its own column
- * buffer) when there are several and enough work; BLAS then runs
- * single-threaded inside each (OpenBLAS's OpenMP build does so in a
- * parallel region). With one sample the loop is serial and BLAS uses the
- * threads. Operands are contiguous, float32 or float64 (the op layer
+ * Threads: samples are split into chunks over Ember's pool (each chunk
+ * with its own column buffer) when there are several and enough work; BLAS
+ * runs single-threaded inside each. With one sample the loop is serial and
+ * cpu_gemm splits large products over the pool. Operands are contiguous, float32 or float64 (the op layer
  * converts); c->i holds em_conv_params.
  *
  * float32 calls first try oneDNN (conv_dnnl.h): its direct convolutions in
@@ -23,7 +22,6 @@
 #include "conv_cols.h"
 #include "conv_dnnl.h"
 #include "gemm.h"
-#include <omp.h>
 
 /* C = A' @ B' + beta * C, row-major, A' = A or A^T (ta), B' likewise. */
 static void gemm(em_dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *A, int64_t lda,
@@ -52,13 +50,13 @@ static void apply_bias(em_dtype dt, char *y, const char *bias, int64_t C, int64_
     }
 }
 
-/* One column buffer per thread (size 0 when im2col is the identity), from
+/* One column buffer per chunk (size 0 when im2col is the identity), from
  * Ember's allocator, which keeps large freed blocks: a call does not fault
  * in fresh pages for its columns. Free with em_cpu_free(p, *total). */
-static char *col_buffers(const conv_geom *g, size_t esz, int nt, size_t *each, size_t *total)
+static char *col_buffers(const conv_geom *g, size_t esz, int64_t nchunks, size_t *each, size_t *total)
 {
     *each = conv_cols_identity(g) ? 0 : (size_t)(g->C_in * g->K * g->L_out) * esz;
-    *total = *each * (size_t)nt + 64;
+    *total = *each * (size_t)nchunks + 64;
     char *p = em_cpu_alloc(*total);
     if (!p) em_fail(EM_ERR_MEMORY, "convolution: out of memory allocating %zu bytes of columns", *total);
     return p;
@@ -116,6 +114,31 @@ static void transposed_sample(em_dtype dt, const conv_geom *g, const char *xs, c
     if (bias) apply_bias(dt, ys, bias, g->C_in, g->L_in, true);
 }
 
+typedef struct conv_job {
+    em_dtype dt;
+    const conv_geom *g;
+    bool transposed;
+    const char *x, *w, *bias;
+    char *y;
+    char *buf; /* `each` bytes of columns per chunk */
+    size_t each;
+} conv_job;
+
+static void convolve_samples(void *ctx, int64_t k, int64_t begin, int64_t end)
+{
+    const conv_job *j = ctx;
+    const conv_geom *g = j->g;
+    const int64_t esz = (int64_t)em_dtypes[j->dt].size, in_side = g->C_in * g->L_in * esz,
+                  out_side = g->C_out * g->L_out * esz;
+    char *mine = j->buf + j->each * (size_t)k;
+    for (int64_t n = begin; n < end; n++) {
+        if (j->transposed)
+            transposed_sample(j->dt, g, j->x + n * out_side, j->w, j->bias, j->y + n * in_side, mine);
+        else
+            forward_sample(j->dt, g, j->x + n * in_side, j->w, j->bias, j->y + n * out_side, mine);
+    }
+}
+
 em_status cpu_convolution(const em_call *c)
 {
     const em_conv_params p = em_conv_unpack(c->i);
@@ -133,25 +156,44 @@ em_status cpu_convolution(const em_call *c)
                 apply_bias(dt, y + n * g.C_in * g.L_in * (int64_t)esz, bias, g.C_in, g.L_in, true);
         return EM_OK;
     }
-    const int64_t in_side = g.C_in * g.L_in * (int64_t)esz, out_side = g.C_out * g.L_out * (int64_t)esz;
-    const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
-    size_t each, total;
-    char *buf = col_buffers(&g, esz, nt, &each, &total);
-    if (!buf) return EM_ERR_MEMORY;
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int64_t n = 0; n < g.N; n++) {
-        char *mine = buf + each * (size_t)omp_get_thread_num();
-        if (p.transposed)
-            transposed_sample(dt, &g, x + n * out_side, w, bias, y + n * in_side, mine);
-        else
-            forward_sample(dt, &g, x + n * in_side, w, bias, y + n * out_side, mine);
-    }
-    em_cpu_free(buf, total);
+    const int64_t nchunks = conv_chunks(g.N, g.C_in * g.K * g.L_out);
+    size_t total;
+    conv_job j = {.dt = dt, .g = &g, .transposed = p.transposed, .x = x, .w = w, .bias = bias, .y = y};
+    if (!(j.buf = col_buffers(&g, esz, nchunks, &j.each, &total))) return EM_ERR_MEMORY;
+    conv_run_chunks(g.N, nchunks, convolve_samples, &j);
+    em_cpu_free(j.buf, total);
     return EM_OK;
 }
 
-/* in[0] X (input side), in[1] G (output side), out[0] dW; each thread sums
- * its samples into its own dW (thread 0: the result), then they are added. */
+typedef struct wgrad_job {
+    em_dtype dt;
+    const conv_geom *g;
+    const char *x, *go;
+    char *dw, *partial; /* chunk 0 sums into dw, chunk k > 0 into partial's (k - 1)th */
+    char *buf;          /* `each` bytes of columns per chunk */
+    size_t each;
+} wgrad_job;
+
+static void weight_grad_samples(void *ctx, int64_t k, int64_t begin, int64_t end)
+{
+    const wgrad_job *j = ctx;
+    const conv_geom *g = j->g;
+    const em_dtype dt = j->dt;
+    const int64_t esz = (int64_t)em_dtypes[dt].size, Cog = g->C_out / g->groups, CigK = g->C_in / g->groups * g->K,
+                  L = g->L_out;
+    char *acc = k == 0 ? j->dw : j->partial + (size_t)(k - 1) * (size_t)(g->C_out * CigK * esz);
+    if (begin == end) memset(acc, 0, (size_t)(g->C_out * CigK * esz)); /* a chunk past the last sample */
+    for (int64_t n = begin; n < end; n++) {
+        const char *cols = columns(dt, g, j->x + n * g->C_in * g->L_in * esz, j->buf + j->each * (size_t)k);
+        const char *gs = j->go + n * g->C_out * L * esz;
+        for (int64_t G = 0; G < g->groups; G++)
+            gemm(dt, false, true, Cog, CigK, L, gs + G * Cog * L * esz, L, cols + G * CigK * L * esz, L,
+                 n == begin ? 0.0 : 1.0, acc + G * Cog * CigK * esz, CigK);
+    }
+}
+
+/* in[0] X (input side), in[1] G (output side), out[0] dW; each chunk of
+ * samples sums into its own dW (chunk 0: the result), then they are added. */
 em_status cpu_convolution_weight_grad(const em_call *c)
 {
     const em_conv_params p = em_conv_unpack(c->i);
@@ -161,10 +203,9 @@ em_status cpu_convolution_weight_grad(const em_call *c)
                                        p.extra);
     const em_dtype dt = c->dtype;
     const size_t esz = em_dtypes[dt].size;
-    const int64_t Cog = g.C_out / g.groups, CigK = g.C_in / g.groups * g.K, L = g.L_out;
-    const int64_t wnum = g.C_out * CigK;
+    const int64_t wnum = g.C_out * (g.C_in / g.groups * g.K);
     char *dw = em_tensor_data(dW);
-    if (g.N == 0 || L == 0 || wnum == 0) {
+    if (g.N == 0 || g.L_out == 0 || wnum == 0) {
         memset(dw, 0, (size_t)wnum * esz);
         return EM_OK;
     }
@@ -172,40 +213,27 @@ em_status cpu_convolution_weight_grad(const em_call *c)
     if (dt == EM_F32 &&
         conv_dnnl_run(CONV_DNNL_BACKWARD_WEIGHTS, &g, p.nd, (const float *)x, (const float *)go, NULL, (float *)dw))
         return EM_OK;
-    const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
-    size_t each, total;
-    char *buf = col_buffers(&g, esz, nt, &each, &total);
-    const size_t pbytes = (size_t)(nt - 1) * (size_t)wnum * esz;
-    char *partial = buf && nt > 1 ? em_cpu_alloc(pbytes) : NULL;
-    if (!buf || (nt > 1 && !partial)) {
-        if (buf) em_cpu_free(buf, total);
+    const int64_t nchunks = conv_chunks(g.N, g.C_in * g.K * g.L_out);
+    size_t total;
+    const size_t pbytes = (size_t)(nchunks - 1) * (size_t)wnum * esz;
+    wgrad_job j = {.dt = dt, .g = &g, .x = x, .go = go, .dw = dw};
+    j.buf = col_buffers(&g, esz, nchunks, &j.each, &total);
+    j.partial = j.buf && nchunks > 1 ? em_cpu_alloc(pbytes) : NULL;
+    if (!j.buf || (nchunks > 1 && !j.partial)) {
+        if (j.buf) em_cpu_free(j.buf, total);
         return em_fail(EM_ERR_MEMORY, "convolution: out of memory for the weight gradient");
     }
-    int used = 1; /* threads the runtime gave (at most nt) */
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        const int t = omp_get_thread_num(), T = omp_get_num_threads();
-        if (t == 0) used = T;
-        char *acc = t == 0 ? dw : partial + (size_t)(t - 1) * (size_t)wnum * esz;
-        const int64_t n0 = g.N * t / T, n1 = g.N * (t + 1) / T;
-        for (int64_t n = n0; n < n1; n++) {
-            const char *cols = columns(dt, &g, x + n * g.C_in * g.L_in * (int64_t)esz, buf + each * (size_t)t);
-            const char *gs = go + n * g.C_out * L * (int64_t)esz;
-            for (int64_t G = 0; G < g.groups; G++)
-                gemm(dt, false, true, Cog, CigK, L, gs + G * Cog * L * esz, L, cols + G * CigK * L * esz, L,
-                     n == n0 ? 0.0 : 1.0, acc + G * Cog * CigK * esz, CigK);
-        }
-    }
-    for (int t = 1; t < used; t++) {
-        const char *q = partial + (size_t)(t - 1) * (size_t)wnum * esz;
-        for (int64_t j = 0; j < wnum; j++) {
+    conv_run_chunks(g.N, nchunks, weight_grad_samples, &j);
+    for (int64_t k = 1; k < nchunks; k++) {
+        const char *q = j.partial + (size_t)(k - 1) * (size_t)wnum * esz;
+        for (int64_t i = 0; i < wnum; i++) {
             if (dt == EM_F32)
-                ((float *)dw)[j] += ((const float *)q)[j];
+                ((float *)dw)[i] += ((const float *)q)[i];
             else
-                ((double *)dw)[j] += ((const double *)q)[j];
+                ((double *)dw)[i] += ((const double *)q)[i];
         }
     }
-    if (partial) em_cpu_free(partial, pbytes);
-    em_cpu_free(buf, total);
+    if (j.partial) em_cpu_free(j.partial, pbytes);
+    em_cpu_free(j.buf, total);
     return EM_OK;
 }

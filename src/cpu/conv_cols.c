@@ -1,7 +1,6 @@
 /* im2col / col2im over the regular geometry (Note [Regular geometry] in
  * conv_cols.h), and the unfold/fold kernels built on them. */
 #include "conv_cols.h"
-#include <omp.h>
 
 conv_geom conv_geom_make(const em_conv_params *p, int64_t N, int64_t C_in, int64_t C_out, const int64_t *in,
                          const int64_t *out, const int64_t *k)
@@ -30,11 +29,31 @@ bool conv_cols_identity(const conv_geom *g)
     return true;
 }
 
-int conv_threads(int64_t n, int64_t work)
+int64_t conv_chunks(int64_t n, int64_t work)
 {
-    int nt = omp_get_max_threads();
-    if (n < 2 || nt < 2 || n * work < EM_GRAIN) return 1;
-    return n < nt ? (int)n : nt;
+    int64_t k = n > 1 ? em_parallel_chunks(n * work, EM_GRAIN_WINDOW) : 1, most = 2 * (int64_t)em_get_num_threads();
+    if (k > most) k = most;
+    return k < n ? k : n;
+}
+
+typedef struct chunks_job {
+    int64_t n, nchunks;
+    conv_chunk_fn fn;
+    void *ctx;
+} chunks_job;
+
+static void run_chunk(void *ctx, int64_t k)
+{
+    const chunks_job *j = ctx;
+    int64_t b, e;
+    em_parallel_range(j->n, j->nchunks, 1, k, &b, &e);
+    j->fn(j->ctx, k, b, e);
+}
+
+void conv_run_chunks(int64_t n, int64_t nchunks, conv_chunk_fn fn, void *ctx)
+{
+    chunks_job j = {.n = n, .nchunks = nchunks, .fn = fn, .ctx = ctx};
+    em_parallel_run(nchunks, run_chunk, &j);
 }
 
 /* The outputs o in [0, n_out) whose tap o * stride + off falls in [0, n_in):
@@ -139,33 +158,40 @@ static conv_geom fold_geom(const em_call *c, const em_tensor *image, const em_te
     return conv_geom_make(&p, image->sizes[0], image->sizes[1], 0, image->sizes + 2, out, p.extra);
 }
 
+typedef struct fold_job {
+    const em_call *c;
+    conv_geom g;
+    bool to_cols; /* im2col, else col2im */
+    const char *from;
+    char *to;
+} fold_job;
+
+static void fold_samples(void *ctx, int64_t k, int64_t begin, int64_t end)
+{
+    const fold_job *j = ctx;
+    const size_t esz = em_dtypes[j->c->dtype].size;
+    const int64_t image = j->g.C_in * j->g.L_in * (int64_t)esz, cols = j->g.C_in * j->g.K * j->g.L_out * (int64_t)esz;
+    for (int64_t n = begin; n < end; n++) {
+        if (j->to_cols)
+            conv_im2col(j->c->dtype, &j->g, j->from + n * image, j->to + n * cols, 0, j->g.C_in);
+        else
+            conv_col2im(j->c->dtype, &j->g, j->from + n * cols, j->to + n * image, 0, j->g.C_in);
+    }
+}
+
 em_status cpu_im2col(const em_call *c)
 {
-    const em_tensor *x = c->in[0];
-    em_tensor *cols = c->out[0];
-    const conv_geom g = fold_geom(c, x, cols);
-    const size_t esz = em_dtypes[c->dtype].size;
-    const char *xp = em_tensor_data(x);
-    char *cp = em_tensor_data(cols);
-    const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int64_t n = 0; n < g.N; n++)
-        conv_im2col(c->dtype, &g, xp + n * g.C_in * g.L_in * esz, cp + n * g.C_in * g.K * g.L_out * esz, 0, g.C_in);
+    fold_job j = {.c = c, .g = fold_geom(c, c->in[0], c->out[0]), .to_cols = true, .from = em_tensor_data(c->in[0]),
+                  .to = em_tensor_data(c->out[0])};
+    conv_run_chunks(j.g.N, conv_chunks(j.g.N, j.g.C_in * j.g.K * j.g.L_out), fold_samples, &j);
     return EM_OK;
 }
 
 em_status cpu_col2im(const em_call *c)
 {
-    const em_tensor *cols = c->in[0];
-    em_tensor *x = c->out[0];
-    const conv_geom g = fold_geom(c, x, cols);
-    const size_t esz = em_dtypes[c->dtype].size;
-    const char *cp = em_tensor_data(cols);
-    char *xp = em_tensor_data(x);
-    memset(xp, 0, (size_t)(g.N * g.C_in * g.L_in) * esz);
-    const int nt = conv_threads(g.N, g.C_in * g.K * g.L_out);
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int64_t n = 0; n < g.N; n++)
-        conv_col2im(c->dtype, &g, cp + n * g.C_in * g.K * g.L_out * esz, xp + n * g.C_in * g.L_in * esz, 0, g.C_in);
+    fold_job j = {.c = c, .g = fold_geom(c, c->out[0], c->in[0]), .from = em_tensor_data(c->in[0]),
+                  .to = em_tensor_data(c->out[0])};
+    memset(j.to, 0, (size_t)(j.g.N * j.g.C_in * j.g.L_in) * em_dtypes[c->dtype].size);
+    conv_run_chunks(j.g.N, conv_chunks(j.g.N, j.g.C_in * j.g.K * j.g.L_out), fold_samples, &j);
     return EM_OK;
 }

@@ -41,8 +41,14 @@ void conv_im2col(em_dtype dt, const conv_geom *g, const void *x, void *col, int6
  * which the caller has zeroed (or holds a sum to add to). */
 void conv_col2im(em_dtype dt, const conv_geom *g, const void *col, void *x, int64_t c0, int64_t c1);
 
-/* How many threads a loop over `n` items of `work` elements each should use:
- * 1 below the grain or for one item. */
-int conv_threads(int64_t n, int64_t work);
+/* How many chunks a loop over `n` samples of `work` elements each splits
+ * into on the pool: 1 below the grain; at most one per sample and two per
+ * thread (each chunk owns a column buffer: their number bounds the memory). */
+int64_t conv_chunks(int64_t n, int64_t work);
+
+/* fn(ctx, k, begin, end) for each chunk k of the samples [0, n) split into
+ * nchunks ranges, over the pool (Note [Thread pool]). */
+typedef void (*conv_chunk_fn)(void *ctx, int64_t k, int64_t begin, int64_t end);
+void conv_run_chunks(int64_t n, int64_t nchunks, conv_chunk_fn fn, void *ctx);
 
 #endif

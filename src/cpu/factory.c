@@ -16,7 +16,6 @@
  * NO_CONTRACT); float16 and bfloat16 linspace round every operation to the
  * dtype. */
 #include "cpu.h"
-#include <omp.h>
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define NO_CONTRACT __attribute__((optimize("fp-contract=off")))
@@ -30,26 +29,38 @@
  * dtype `fill_chunks` was given, to buf. */
 typedef void (*chunk_fn)(const em_call *c, int64_t begin, int64_t m, void *buf);
 
+typedef struct fill_job {
+    const em_call *c;
+    em_dtype src;
+    chunk_fn fn;
+    int64_t n;
+} fill_job;
+
+static void fill_range(void *ctx, int64_t begin, int64_t end)
+{
+    const fill_job *j = ctx;
+    const em_dtype dt = (em_dtype)j->c->out[0]->dtype;
+    const size_t size = em_dtypes[dt].size;
+    char *o = em_tensor_data(j->c->out[0]);
+    for (int64_t ch = begin; ch < end; ch++) {
+        int64_t b = ch * CHUNK, m = j->n - b < CHUNK ? j->n - b : CHUNK;
+        if (dt == j->src) {
+            j->fn(j->c, b, m, o + b * size);
+        } else {
+            _Alignas(64) char buf[CHUNK * 8];
+            j->fn(j->c, b, m, buf);
+            em_cast_table[dt][j->src](o + b * size, (int64_t)size, buf, (int64_t)em_dtypes[j->src].size, m);
+        }
+    }
+}
+
 /* Runs fn over the output in chunks; values made in dtype `src` are cast to
  * the output's dtype (int64 wraps to narrower integers, as C++ casts do). */
 static void fill_chunks(const em_call *c, em_dtype src, chunk_fn fn)
 {
-    const em_tensor *t = c->out[0];
-    const int64_t n = em_numel(t), nchunks = (n + CHUNK - 1) / CHUNK;
-    const em_dtype dt = (em_dtype)t->dtype;
-    const size_t size = em_dtypes[dt].size;
-    char *o = em_tensor_data(t);
-#pragma omp parallel for schedule(static) if (n >= EM_GRAIN && !omp_in_parallel())
-    for (int64_t ch = 0; ch < nchunks; ch++) {
-        int64_t b = ch * CHUNK, m = n - b < CHUNK ? n - b : CHUNK;
-        if (dt == src) {
-            fn(c, b, m, o + b * size);
-        } else {
-            _Alignas(64) char buf[CHUNK * 8];
-            fn(c, b, m, buf);
-            em_cast_table[dt][src](o + b * size, (int64_t)size, buf, (int64_t)em_dtypes[src].size, m);
-        }
-    }
+    const int64_t n = em_numel(c->out[0]);
+    fill_job j = {.c = c, .src = src, .fn = fn, .n = n};
+    em_parallel_for((n + CHUNK - 1) / CHUNK, CHUNK, EM_GRAIN, fill_range, &j);
 }
 
 /* Lanes per AVX2 vector of the output's dtype (Note [Vector-block formulas]). */

@@ -7,7 +7,6 @@
  * read in the element loop (several indices: summed first, by chunks). */
 #include "index_walk.h"
 #include "../ops/index_plan.h"
-#include <omp.h>
 
 #define CHUNK 256
 
@@ -170,21 +169,35 @@ static void check_row(void *ctx, char **ptrs, const int64_t *strides, int64_t n)
     }
 }
 
-#define CHECK_MAX_THREADS 64
+#define CHECK_MAX_CHUNKS 64
+
+typedef struct check_job {
+    const cpu_walk *w;
+    int64_t nchunks;
+    check_ctx *c; /* one per chunk */
+} check_job;
+
+static void check_chunk(void *ctx, int64_t k)
+{
+    const check_job *j = ctx;
+    int64_t b, e;
+    em_parallel_range(j->w->numel, j->nchunks, 1, k, &b, &e);
+    if (b < e) cpu_walk_range(j->w, b, e, check_row, &j->c[k]);
+}
 
 /* Whether index k holds a bad value; *value: the first one. Large indices
- * are split over threads (read only), each range keeping its first. */
+ * are split over threads (read only), each chunk keeping its first. */
 static bool find_bad(const em_index_plan *p, int k, int64_t *value)
 {
     cpu_walk w;
     cpu_walk_init(&w, 1, &p->check[k]);
-    int nt = w.numel >= 4 * EM_GRAIN && !omp_in_parallel() ? omp_get_max_threads() : 1;
-    if (nt > CHECK_MAX_THREADS) nt = CHECK_MAX_THREADS;
-    check_ctx c[CHECK_MAX_THREADS];
-    for (int t = 0; t < nt; t++) c[t] = (check_ctx){.lo = p->wrap ? -p->bound[k] : 0, .hi = p->bound[k]};
-#pragma omp parallel for num_threads(nt) if (nt > 1)
-    for (int t = 0; t < nt; t++) cpu_walk_range(&w, w.numel * t / nt, w.numel * (t + 1) / nt, check_row, &c[t]);
-    for (int t = 0; t < nt; t++) {
+    int64_t nchunks = em_parallel_chunks(w.numel, EM_GRAIN_GATHER);
+    if (nchunks > CHECK_MAX_CHUNKS) nchunks = CHECK_MAX_CHUNKS;
+    check_ctx c[CHECK_MAX_CHUNKS];
+    for (int64_t t = 0; t < nchunks; t++) c[t] = (check_ctx){.lo = p->wrap ? -p->bound[k] : 0, .hi = p->bound[k]};
+    check_job j = {.w = &w, .nchunks = nchunks, .c = c};
+    em_parallel_run(nchunks, check_chunk, &j);
+    for (int64_t t = 0; t < nchunks; t++) {
         if (c[t].bad) {
             *value = c[t].value;
             return true;

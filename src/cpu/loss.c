@@ -10,7 +10,6 @@
 #include "cpu.h"
 #include "ember/loss.h"
 #include "vmath.h"
-#include <omp.h>
 #include <stdlib.h>
 
 #define CHUNK 8192
@@ -82,36 +81,50 @@ typedef double (*loss_f32)(float *, const float *, const float *, const float *,
 typedef double (*loss_f64)(double *, const double *, const double *, const double *, const double *, int64_t,
                            double);
 
-/* Runs one loss over c's operands in chunks (threads above EM_GRAIN). */
+typedef struct loss_job {
+    const em_call *c;
+    loss_f32 f32;
+    loss_f64 f64;
+    int64_t n;
+    const char *xs, *ys, *ws, *qs;
+    char *out;
+    double *sums; /* one per chunk of CHUNK elements */
+} loss_job;
+
+static void loss_chunks(void *ctx, int64_t begin, int64_t end)
+{
+    const loss_job *j = ctx;
+    const size_t es = em_dtypes[j->c->dtype].size;
+    for (int64_t k = begin; k < end; k++) {
+        int64_t o = k * CHUNK, m = j->n - o < CHUNK ? j->n - o : CHUNK;
+#define AT(p) ((p) ? (p) + o * es : NULL)
+        if (j->c->dtype == EM_F64)
+            j->sums[k] = j->f64((double *)AT(j->out), (const double *)AT(j->xs), (const double *)AT(j->ys),
+                                (const double *)AT(j->ws), (const double *)AT(j->qs), m, j->c->f[0]);
+        else
+            j->sums[k] = j->f32((float *)AT(j->out), (const float *)AT(j->xs), (const float *)AT(j->ys),
+                                (const float *)AT(j->ws), (const float *)AT(j->qs), m, (float)j->c->f[0]);
+#undef AT
+    }
+}
+
+/* Runs one loss over c's operands in chunks of CHUNK elements, whose sums
+ * are added in order (the same result for any thread count). */
 static em_status run_loss(const em_call *c, loss_f32 f32, loss_f64 f64)
 {
     const em_tensor *x = c->in[0];
     int64_t n = em_shape_numel(x->ndim, x->sizes), nchunks = (n + CHUNK - 1) / CHUNK;
     em_reduction red = (em_reduction)c->i[0];
     bool has_w = c->i[1] & 1, has_q = c->i[1] & 2;
-    const char *xs = em_tensor_data(x), *ys = em_tensor_data(c->in[1]);
-    const char *ws = has_w ? em_tensor_data(c->in[2]) : NULL;
-    const char *qs = has_q ? em_tensor_data(c->in[has_w ? 3 : 2]) : NULL;
-    char *out = red == EM_REDUCTION_NONE ? em_tensor_data(c->out[0]) : NULL;
-    size_t es = em_dtypes[c->dtype].size;
     double *part = nchunks > 1 ? malloc(nchunks * sizeof *part) : NULL, single = 0;
     if (nchunks > 1 && !part) return em_fail(EM_ERR_MEMORY, "%s: out of memory", em_ops[c->op].name);
-    double *sums = part ? part : &single;
-#pragma omp parallel for schedule(static) if (n > EM_GRAIN && !omp_in_parallel())
-    for (int64_t k = 0; k < nchunks; k++) {
-        int64_t o = k * CHUNK, m = n - o < CHUNK ? n - o : CHUNK;
-#define AT(p) ((p) ? (p) + o * es : NULL)
-        if (c->dtype == EM_F64)
-            sums[k] = f64((double *)AT(out), (const double *)AT(xs), (const double *)AT(ys), (const double *)AT(ws),
-                          (const double *)AT(qs), m, c->f[0]);
-        else
-            sums[k] = f32((float *)AT(out), (const float *)AT(xs), (const float *)AT(ys), (const float *)AT(ws),
-                          (const float *)AT(qs), m, (float)c->f[0]);
-#undef AT
-    }
+    loss_job j = {.c = c, .f32 = f32, .f64 = f64, .n = n, .xs = em_tensor_data(x), .ys = em_tensor_data(c->in[1]),
+                  .ws = has_w ? em_tensor_data(c->in[2]) : NULL, .qs = has_q ? em_tensor_data(c->in[has_w ? 3 : 2]) : NULL,
+                  .out = red == EM_REDUCTION_NONE ? em_tensor_data(c->out[0]) : NULL, .sums = part ? part : &single};
+    em_parallel_for(nchunks, CHUNK, EM_GRAIN, loss_chunks, &j);
     if (red != EM_REDUCTION_NONE) {
         double total = 0;
-        for (int64_t k = 0; k < nchunks; k++) total += sums[k];
+        for (int64_t k = 0; k < nchunks; k++) total += j.sums[k];
         if (red == EM_REDUCTION_MEAN) total /= (double)n; /* 0 / 0: NaN for an empty input */
         em_store_f64(em_tensor_data(c->out[0]), c->dtype, total);
     }

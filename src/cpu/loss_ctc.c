@@ -11,7 +11,7 @@
  * i[2..5] N, T, C, W. */
 #include "cpu.h"
 #include "ember/loss.h"
-#include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 typedef struct ctc_geom {
@@ -77,11 +77,23 @@ static inline bool may_skip(const ctc_geom *g, int64_t b, int64_t s)
     return s >= 2 && s % 2 == 1 && label(g, b, s) != label(g, b, s - 2);
 }
 
+/* The operands of one call; samples are split over the pool. */
+typedef struct ctc_job {
+    const ctc_geom *g;
+    const void *grad, *lp, *nll, *alpha; /* grad and alpha: backward's inputs */
+    void *out;       /* forward: nll; backward: the gradient */
+    void *alpha_out; /* forward: log_alpha */
+    _Atomic bool failed;
+} ctc_job;
+
 #define CTC_FNS(DT, TY)                                                                               \
-    static void forward_##DT(const ctc_geom *g, const TY *lp, TY *nll, TY *alpha)                     \
+    static void forward_##DT(void *ctx, int64_t begin, int64_t end)                                \
     {                                                                                              \
-        _Pragma("omp parallel for schedule(dynamic) if (g->N > 1 && g->N * g->T * g->W > 4096 && !omp_in_parallel())") \
-        for (int64_t b = 0; b < g->N; b++) {                                                       \
+        const ctc_job *j = ctx;                                                                    \
+        const ctc_geom *g = j->g;                                                                  \
+        const TY *lp = j->lp;                                                                      \
+        TY *nll = j->out, *alpha = j->alpha_out;                                                   \
+        for (int64_t b = begin; b < end; b++) {                                                    \
             int64_t Tb = g->il[b], Sp = 2 * g->tl[b] + 1;                                          \
             TY *a = alpha + b * g->T * g->W;                                                        \
             for (int64_t i = 0; i < g->T * g->W; i++) a[i] = -INFINITY;                            \
@@ -107,19 +119,20 @@ static inline bool may_skip(const ctc_geom *g, int64_t b, int64_t s)
             nll[b] = (TY)-ll;                                                                       \
         }                                                                                          \
     }                                                                                              \
-    static em_status backward_##DT(const ctc_geom *g, const TY *gr, const TY *lp, const TY *nll,       \
-                                   const TY *alpha, TY *gx)                                          \
+    static void backward_##DT(void *ctx, int64_t begin, int64_t end)                               \
     {                                                                                              \
-        int failed = 0;                                                                            \
-        _Pragma("omp parallel for schedule(dynamic) if (g->N > 1 && g->N * g->T * g->W > 4096 && !omp_in_parallel())") \
-        for (int64_t b = 0; b < g->N; b++) {                                                       \
+        ctc_job *j = ctx;                                                                          \
+        const ctc_geom *g = j->g;                                                                  \
+        const TY *gr = j->grad, *lp = j->lp, *nll = j->nll, *alpha = j->alpha;                     \
+        TY *gx = j->out;                                                                           \
+        for (int64_t b = begin; b < end; b++) {                                                    \
             int64_t Tb = g->il[b], Sp = 2 * g->tl[b] + 1;                                          \
             bool zero = g->zero_inf && isinf(nll[b]);                                              \
             double *beta = zero || Tb == 0 ? NULL : malloc((Tb * Sp + g->C) * sizeof *beta);        \
             for (int64_t t = 0; t < g->T; t++)                                                     \
                 for (int64_t c = 0; c < g->C; c++) gx[(t * g->N + b) * g->C + c] = 0;              \
             if (!beta) {                                                                           \
-                if (!zero && Tb > 0) failed = 1;                                                   \
+                if (!zero && Tb > 0) atomic_store(&j->failed, true);                               \
                 continue;                                                                          \
             }                                                                                      \
             double *lcab = beta + Tb * Sp;                                                         \
@@ -151,23 +164,26 @@ static inline bool may_skip(const ctc_geom *g, int64_t b, int64_t s)
             }                                                                                      \
             free(beta);                                                                            \
         }                                                                                          \
-        return failed ? em_fail(EM_ERR_MEMORY, "ctc_loss_backward: out of memory") : EM_OK;        \
     }
 
 CTC_FNS(F32, float)
 CTC_FNS(F64, double)
+
+/* Runs fn over the samples: threads pay off above the grain (each sample's
+ * recursion costs about T * W log-add-exps). */
+static void run_samples(const ctc_geom *g, em_range_fn fn, ctc_job *j)
+{
+    em_parallel_for(g->N, g->T * g->W, EM_GRAIN_ROWS, fn, j);
+}
 
 /* in: log_probs, targets, lengths; out: nll, log_alpha */
 em_status cpu_ctc_loss(const em_call *c)
 {
     ctc_geom g;
     if (ctc_setup(c, c->in[1], c->in[2], &g)) return em_error_code();
-    if (c->dtype == EM_F64)
-        forward_F64(&g, (const double *)em_tensor_data(c->in[0]), (double *)em_tensor_data(c->out[0]),
-                    (double *)em_tensor_data(c->out[1]));
-    else
-        forward_F32(&g, (const float *)em_tensor_data(c->in[0]), (float *)em_tensor_data(c->out[0]),
-                    (float *)em_tensor_data(c->out[1]));
+    ctc_job j = {.g = &g, .lp = em_tensor_data(c->in[0]), .out = em_tensor_data(c->out[0]),
+                 .alpha_out = em_tensor_data(c->out[1])};
+    run_samples(&g, c->dtype == EM_F64 ? forward_F64 : forward_F32, &j);
     free(g.offsets);
     return EM_OK;
 }
@@ -177,11 +193,10 @@ em_status cpu_ctc_loss_backward(const em_call *c)
 {
     ctc_geom g;
     if (ctc_setup(c, c->in[2], c->in[3], &g)) return em_error_code();
-#define D(T, k) ((const T *)em_tensor_data(c->in[k]))
-    em_status st = c->dtype == EM_F64
-        ? backward_F64(&g, D(double, 0), D(double, 1), D(double, 4), D(double, 5), (double *)em_tensor_data(c->out[0]))
-        : backward_F32(&g, D(float, 0), D(float, 1), D(float, 4), D(float, 5), (float *)em_tensor_data(c->out[0]));
-#undef D
+    ctc_job j = {.g = &g, .grad = em_tensor_data(c->in[0]), .lp = em_tensor_data(c->in[1]),
+                 .nll = em_tensor_data(c->in[4]), .alpha = em_tensor_data(c->in[5]), .out = em_tensor_data(c->out[0])};
+    run_samples(&g, c->dtype == EM_F64 ? backward_F64 : backward_F32, &j);
     free(g.offsets);
-    return st;
+    /* a worker's error message lives in its own thread: report on ours */
+    return atomic_load(&j.failed) ? em_fail(EM_ERR_MEMORY, "ctc_loss_backward: out of memory") : EM_OK;
 }

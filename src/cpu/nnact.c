@@ -7,7 +7,6 @@
 #include "philox_block.h"
 #include "unary_ops.h"
 #include "vmath.h"
-#include <omp.h>
 
 /* ---- pointwise -------------------------------------------------------------- */
 /* threshold(x; threshold, value) = x > threshold ? x : value, numeric dtypes */
@@ -152,18 +151,30 @@ static inline void walker_next(walker *w)
 /* Runs fn over blocks of the op's stream: element [first, first + n) of the
  * contiguous output(s), x walked from element `first`. c->i: key, offset, wpe. */
 typedef void (*block_fn)(const em_call *c, const uint32_t *w, int64_t first, int64_t n, walker *x);
-static void run_blocks(const em_call *c, block_fn fn)
+typedef struct block_job {
+    const em_call *c;
+    block_fn fn;
+    int64_t n, per; /* elements, elements per block */
+} block_job;
+
+static void stream_blocks(void *ctx, int64_t begin, int64_t end)
 {
-    const uint64_t key = (uint64_t)c->i[0], offset = (uint64_t)c->i[1];
-    const int64_t n = em_numel(c->in[0]), per = EM_PHILOX_WORDS / c->i[2], nblocks = (n + per - 1) / per;
-#pragma omp parallel for schedule(static) if (n >= EM_GRAIN && !omp_in_parallel())
-    for (int64_t b = 0; b < nblocks; b++) {
+    const block_job *j = ctx;
+    const uint64_t key = (uint64_t)j->c->i[0], offset = (uint64_t)j->c->i[1];
+    for (int64_t b = begin; b < end; b++) {
         _Alignas(64) uint32_t w[EM_PHILOX_WORDS];
         cpu_philox_block(key, offset + (uint64_t)b * EM_PHILOX_BLOCK, w);
         walker x;
-        walker_at(&x, c->in[0], b * per);
-        fn(c, w, b * per, n - b * per < per ? n - b * per : per, &x);
+        walker_at(&x, j->c->in[0], b * j->per);
+        j->fn(j->c, w, b * j->per, j->n - b * j->per < j->per ? j->n - b * j->per : j->per, &x);
     }
+}
+
+static void run_blocks(const em_call *c, block_fn fn)
+{
+    const int64_t n = em_numel(c->in[0]), per = EM_PHILOX_WORDS / c->i[2];
+    block_job j = {.c = c, .fn = fn, .n = n, .per = per};
+    em_parallel_for((n + per - 1) / per, per, EM_GRAIN, stream_blocks, &j);
 }
 
 /* rrelu's slopes: 1 where x > 0, else lower + u (upper - lower); f = lower, upper */

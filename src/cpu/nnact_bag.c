@@ -4,7 +4,6 @@
  * its own output row); the gradient partitions the vocabulary across
  * threads as embedding's does, so rows are summed without races. */
 #include "cpu.h"
-#include <omp.h>
 #include <stdlib.h>
 
 static inline int64_t int_at(const em_tensor *t, int64_t i)
@@ -43,18 +42,18 @@ static em_status check_bags(const em_tensor *idx, const em_tensor *off, int64_t 
 
 /* One bag per iteration: out row b, offset2bag of its entries, its count and argmaxes. */
 #define BAG_FORWARD(DT, T)                                                                              \
-    static void bag_forward_##DT(const em_call *c)                                                     \
+    static void bag_forward_rows_##DT(void *ctx, int64_t begin, int64_t end)                           \
     {                                                                                                  \
+        const em_call *c = ctx;                                                                        \
         const em_tensor *w = c->in[0], *idx = c->in[1], *off = c->in[2];                               \
         const T *psw = c->in[3] ? (const T *)em_tensor_data(c->in[3]) : NULL;                           \
-        const int64_t mode = c->i[0], pad = c->i[2], n = em_numel(idx), nb = c->out[0]->sizes[0];      \
+        const int64_t mode = c->i[0], pad = c->i[2], n = em_numel(idx);                                \
         const int64_t D = w->sizes[1], rs = w->strides[0], cs = w->strides[1];                          \
         const T *wd = (const T *)em_tensor_data(w);                                                    \
         T *out = (T *)em_tensor_data(c->out[0]);                                                       \
         int64_t *o2b = (int64_t *)em_tensor_data(c->out[1]), *size = (int64_t *)em_tensor_data(c->out[2]); \
         int64_t *maxi = (int64_t *)em_tensor_data(c->out[3]);                                          \
-        _Pragma("omp parallel for schedule(static) if (n * D >= EM_GRAIN && !omp_in_parallel())")     \
-        for (int64_t b = 0; b < nb; b++) {                                                             \
+        for (int64_t b = begin; b < end; b++) {                                                        \
             const int64_t lo = int_at(off, b), hi = b + 1 < em_numel(off) ? int_at(off, b + 1) : n;    \
             T *o = out + b * D;                                                                        \
             int64_t *mi = mode == EM_BAG_MAX ? maxi + b * D : NULL, count = 0;                         \
@@ -79,6 +78,11 @@ static em_status check_bags(const em_tensor *idx, const em_tensor *off, int64_t 
             size[b] = mode == EM_BAG_SUM ? 0 : count;                                                  \
             if (!mi) maxi[b] = size[b];                                                                \
         }                                                                                              \
+    }                                                                                                  \
+    static void bag_forward_##DT(const em_call *c)                                                     \
+    {                                                                                                  \
+        const int64_t n = em_numel(c->in[1]), nb = c->out[0]->sizes[0], D = c->in[0]->sizes[1];        \
+        em_parallel_for(nb, nb ? (n / nb + 1) * D : 1, EM_GRAIN_GATHER, bag_forward_rows_##DT, (void *)c); \
     }
 BAG_FORWARD(F32, float)
 BAG_FORWARD(F64, double)
@@ -93,9 +97,20 @@ em_status cpu_embedding_bag(const em_call *c)
 
 /* out (V, D); in grad, indices, offset2bag, bag_size, psw?, max_indices?;
  * i = V, mode, padding_idx, scale_grad_by_freq (not in max mode, as PyTorch) */
+typedef struct bag_job {
+    const em_call *c;
+    const int64_t *counts;
+    int64_t nchunks;
+} bag_job;
+
+/* Chunk k owns rows [lo, hi) of the gradient: it scans every entry and adds
+ * those that land in its rows, so no two chunks write the same row. */
 #define BAG_BACKWARD(DT, T)                                                                             \
-    static void bag_backward_##DT(const em_call *c, const int64_t *counts)                             \
+    static void bag_backward_rows_##DT(void *ctx, int64_t k)                                           \
     {                                                                                                  \
+        const bag_job *job = ctx;                                                                      \
+        const em_call *c = job->c;                                                                     \
+        const int64_t *counts = job->counts;                                                           \
         const em_tensor *g = c->in[0], *idx = c->in[1];                                                \
         const T *gd = (const T *)em_tensor_data(g), *psw = c->in[4] ? (const T *)em_tensor_data(c->in[4]) : NULL; \
         const int64_t *o2b = (const int64_t *)em_tensor_data(c->in[2]);                                \
@@ -104,29 +119,33 @@ em_status cpu_embedding_bag(const em_call *c)
         const int64_t nw = c->i[0], mode = c->i[1], pad = c->i[2], n = em_numel(idx);                  \
         const int64_t nb = g->sizes[0], D = g->sizes[1];                                               \
         T *out = (T *)em_tensor_data(c->out[0]);                                                       \
-        memset(out, 0, nw * D * sizeof(T));                                                            \
-        int threads = (n + nb) * D >= EM_GRAIN && !omp_in_parallel() ? omp_get_max_threads() : 1;      \
-        _Pragma("omp parallel num_threads(threads)")                                                   \
-        {                                                                                              \
-            const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();                        \
-            const int64_t lo = nw * t / nt, hi = nw * (t + 1) / nt;                                    \
-            if (maxi) {                                                                                \
-                for (int64_t b = 0; b < nb; b++)                                                       \
-                    for (int64_t j = 0; size[b] && j < D; j++) {                                       \
-                        const int64_t v = maxi[b * D + j];                                             \
-                        if (v >= lo && v < hi) out[v * D + j] += gd[b * D + j];                        \
-                    }                                                                                  \
-            } else {                                                                                   \
-                for (int64_t i = 0; i < n; i++) {                                                      \
-                    const int64_t v = int_at(idx, i), b = o2b[i];                                      \
-                    if (v < lo || v >= hi || v == pad) continue;                                       \
-                    T s = psw ? psw[i] : (T)1;                                                         \
-                    if (mode == EM_BAG_MEAN) s /= (T)size[b];                                          \
-                    if (counts) s /= (T)counts[v];                                                     \
-                    for (int64_t j = 0; j < D; j++) out[v * D + j] += gd[b * D + j] * s;               \
+        int64_t lo, hi;                                                                                \
+        em_parallel_range(nw, job->nchunks, 1, k, &lo, &hi);                                          \
+        if (maxi) {                                                                                    \
+            for (int64_t b = 0; b < nb; b++)                                                           \
+                for (int64_t j = 0; size[b] && j < D; j++) {                                           \
+                    const int64_t v = maxi[b * D + j];                                                 \
+                    if (v >= lo && v < hi) out[v * D + j] += gd[b * D + j];                            \
                 }                                                                                      \
+        } else {                                                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                          \
+                const int64_t v = int_at(idx, i), b = o2b[i];                                          \
+                if (v < lo || v >= hi || v == pad) continue;                                           \
+                T s = psw ? psw[i] : (T)1;                                                             \
+                if (mode == EM_BAG_MEAN) s /= (T)size[b];                                              \
+                if (counts) s /= (T)counts[v];                                                         \
+                for (int64_t j = 0; j < D; j++) out[v * D + j] += gd[b * D + j] * s;                   \
             }                                                                                          \
         }                                                                                              \
+    }                                                                                                  \
+    static void bag_backward_##DT(const em_call *c, const int64_t *counts)                             \
+    {                                                                                                  \
+        const int64_t n = em_numel(c->in[1]), nb = c->in[0]->sizes[0], D = c->in[0]->sizes[1];         \
+        memset(em_tensor_data(c->out[0]), 0, (size_t)(c->i[0] * D) * sizeof(T));                       \
+        /* every chunk scans all entries: no more chunks than threads */                               \
+        int64_t nchunks = em_parallel_chunks((n + nb) * D, EM_GRAIN_GATHER), threads = em_get_num_threads(); \
+        bag_job job = {.c = c, .counts = counts, .nchunks = nchunks < threads ? nchunks : threads};   \
+        em_parallel_run(job.nchunks, bag_backward_rows_##DT, &job);                                    \
     }
 BAG_BACKWARD(F32, float)
 BAG_BACKWARD(F64, double)

@@ -8,7 +8,6 @@
  * by the op layer; op parameters follow in c->f[] and c->i[3..]. */
 #include "philox_block.h"
 #include "vmath.h" /* libmvec's sin, cos and log: the Box-Muller loop vectorizes */
-#include <omp.h>
 
 #ifdef EM_LIBMVEC
 EM_LIBMVEC(float, logf) /* only this file: the unary ops' float32 log is vmath.h's own */
@@ -42,16 +41,28 @@ EM_SIMD void cpu_philox_block(uint64_t key, uint64_t ctr, uint32_t *restrict w)
  * start at element `first`'s. */
 typedef void (*draw_fn)(const uint32_t *w, int64_t first, int64_t n, const em_call *c);
 
-static void run_draws(const em_call *c, draw_fn fn)
+typedef struct draw_job {
+    const em_call *c;
+    draw_fn fn;
+    int64_t n, per; /* elements, elements per block */
+} draw_job;
+
+static void draw_blocks(void *ctx, int64_t begin, int64_t end)
 {
-    const uint64_t key = (uint64_t)c->i[0], offset = (uint64_t)c->i[1];
-    const int64_t n = em_numel(c->out[0]), per = WORDS / c->i[2], nblocks = (n + per - 1) / per;
-#pragma omp parallel for schedule(static) if (n >= EM_GRAIN && !omp_in_parallel())
-    for (int64_t b = 0; b < nblocks; b++) {
+    const draw_job *j = ctx;
+    const uint64_t key = (uint64_t)j->c->i[0], offset = (uint64_t)j->c->i[1];
+    for (int64_t b = begin; b < end; b++) {
         _Alignas(64) uint32_t w[WORDS];
         cpu_philox_block(key, offset + (uint64_t)b * BLOCK, w);
-        fn(w, b * per, n - b * per < per ? n - b * per : per, c);
+        j->fn(w, b * j->per, j->n - b * j->per < j->per ? j->n - b * j->per : j->per, j->c);
     }
+}
+
+static void run_draws(const em_call *c, draw_fn fn)
+{
+    const int64_t n = em_numel(c->out[0]), per = WORDS / c->i[2];
+    draw_job j = {.c = c, .fn = fn, .n = n, .per = per};
+    em_parallel_for((n + per - 1) / per, per, EM_GRAIN, draw_blocks, &j);
 }
 
 static em_status run(const em_call *c, const draw_fn fns[EM_DTYPE_COUNT])

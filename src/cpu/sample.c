@@ -4,7 +4,6 @@
  * Philox stream (Note [Philox streams] in src/core/rng.h): c->i[0] = key,
  * c->i[1] = offset. */
 #include "philox_block.h"
-#include <omp.h>
 #include <stdlib.h>
 
 /* Reads draws of two words from a stream, a Philox block at a time. */
@@ -153,6 +152,30 @@ static void sample_without_replacement(const em_call *c, const double *p, int64_
     for (int64_t s = 0; s < nsample; s++) out[s] = keys[s].index;
 }
 
+typedef struct sample_job {
+    const em_call *c;
+    const double *p;
+    int64_t *out;
+    int64_t rows, ncat, nsample, nchunks;
+    bool replacement;
+    char *scratch; /* row_bytes per chunk */
+    size_t row_bytes;
+} sample_job;
+
+static void sample_chunk(void *ctx, int64_t k)
+{
+    const sample_job *j = ctx;
+    void *mine = j->scratch + j->row_bytes * (size_t)k;
+    int64_t begin, end;
+    em_parallel_range(j->rows, j->nchunks, 1, k, &begin, &end);
+    for (int64_t r = begin; r < end; r++) {
+        if (j->replacement)
+            sample_with_replacement(j->c, j->p + r * j->ncat, j->ncat, r, j->out + r * j->nsample, mine);
+        else
+            sample_without_replacement(j->c, j->p + r * j->ncat, j->ncat, r, j->out + r * j->nsample, mine);
+    }
+}
+
 em_status cpu_multinomial(const em_call *c)
 {
     const em_tensor *probs = c->in[0];
@@ -163,20 +186,17 @@ em_status cpu_multinomial(const em_call *c)
     if (rows == 0) return EM_OK;
     if (check_probabilities(p, rows, ncat, replacement && nsample > 1)) return em_error_code();
 
-    const int64_t work = rows * (replacement ? nsample : ncat);
-    const int threads = work >= EM_GRAIN && rows > 1 && !omp_in_parallel() ? omp_get_max_threads() : 1;
-    /* scratch per thread: a running sum or the keys of one row */
+    const int64_t work = replacement ? nsample : ncat; /* per row */
+    int64_t nchunks = em_parallel_chunks(rows * work, EM_GRAIN);
+    if (nchunks > rows) nchunks = rows;
+    /* scratch per chunk: a running sum or the keys of one row */
     const size_t row_bytes = (size_t)ncat * (replacement ? sizeof(double) : sizeof(keyed));
-    char *scratch = malloc(row_bytes * (size_t)threads);
+    char *scratch = malloc(row_bytes * (size_t)nchunks);
     if (!scratch) return em_fail(EM_ERR_MEMORY, "multinomial: out of memory for %lld categories", (long long)ncat);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (int64_t r = 0; r < rows; r++) {
-        void *mine = scratch + row_bytes * (size_t)omp_get_thread_num();
-        if (replacement)
-            sample_with_replacement(c, p + r * ncat, ncat, r, out + r * nsample, mine);
-        else
-            sample_without_replacement(c, p + r * ncat, ncat, r, out + r * nsample, mine);
-    }
+    sample_job j = {.c = c, .p = p, .out = out, .rows = rows, .ncat = ncat, .nsample = nsample,
+                    .nchunks = nchunks, .replacement = replacement, .scratch = scratch,
+                    .row_bytes = row_bytes};
+    em_parallel_run(j.nchunks, sample_chunk, &j);
     free(scratch);
     return EM_OK;
 }

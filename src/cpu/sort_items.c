@@ -2,7 +2,7 @@
  * per dtype, an LSD radix sort and a merge sort of (key, idx) items, a
  * quickselect, and the row-parallel driver of the "along a dim" kernels. */
 #include "sort.h"
-#include <omp.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 /* ---- keys ---------------------------------------------------------------- */
@@ -217,20 +217,27 @@ void em_select_item(em_sort_item *a, int64_t n, int64_t k)
 }
 
 /* ---- the row driver --------------------------------------------------------- */
-/* Sorting costs ~50x a pointwise op per element: threads pay off sooner. */
-#define SORT_GRAIN (EM_GRAIN / 16)
+/* Sorting costs about 16 pointwise ops per element: threads pay off sooner. */
+#define SORT_COST 16
+
+typedef struct rows_job {
+    const em_call *c;
+    em_rows_fn fn;
+    _Atomic bool failed;
+} rows_job;
+
+static void sort_rows(void *ctx, int64_t begin, int64_t end)
+{
+    rows_job *j = ctx;
+    if (j->fn(j->c, begin, end) != EM_OK) atomic_store(&j->failed, true);
+}
 
 em_status em_sort_run_rows(const em_call *c, int64_t nrows, int64_t row_len, em_rows_fn fn)
 {
-    int threads = omp_get_max_threads();
-    if (nrows < 2 || nrows * row_len < SORT_GRAIN || threads <= 1 || omp_in_parallel()) return fn(c, 0, nrows);
-    if (threads > nrows) threads = (int)nrows;
-    bool failed = false;
-#pragma omp parallel num_threads(threads) reduction(|| : failed)
-    {
-        int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-        failed = fn(c, nrows * t / nt, nrows * (t + 1) / nt) != EM_OK;
-    }
+    if (em_parallel_chunks(nrows * row_len * SORT_COST, EM_GRAIN) < 2 || nrows < 2) return fn(c, 0, nrows);
+    rows_job j = {.c = c, .fn = fn};
+    em_parallel_for(nrows, row_len * SORT_COST, EM_GRAIN, sort_rows, &j);
+    const bool failed = atomic_load(&j.failed);
     /* a worker's error message lives in its own thread: report on ours */
     if (failed) return em_fail(EM_ERR_MEMORY, "%s: out of memory for the sort buffers", em_ops[c->op].name);
     return EM_OK;

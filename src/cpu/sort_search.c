@@ -8,7 +8,6 @@
  * c->out[0] the contiguous int32 or int64 result; c->i[0] right. The
  * sequence is 1-d (shared by every value) or has a row per values row. */
 #include "cpu.h"
-#include <omp.h>
 
 #define SEARCH(DT)                                                                                         \
     static void search_##DT(const em_call *c, int64_t begin, int64_t end, int64_t len, int64_t per_row)    \
@@ -41,8 +40,17 @@ typedef void (*search_fn)(const em_call *c, int64_t begin, int64_t end, int64_t 
 #define SEARCH_ENTRY(DT) [EM_##DT] = search_##DT,
 static const search_fn searches[EM_DTYPE_COUNT] = {EM_FOR_NUMERIC(SEARCH_ENTRY)};
 
-/* Binary searches cost ~log2(len) loads each: threads pay off from here. */
-#define SEARCH_GRAIN 8192
+typedef struct search_job {
+    const em_call *c;
+    search_fn fn;
+    int64_t len, per_row;
+} search_job;
+
+static void search_range(void *ctx, int64_t begin, int64_t end)
+{
+    const search_job *j = ctx;
+    j->fn(j->c, begin, end, j->len, j->per_row);
+}
 
 em_status cpu_searchsorted(const em_call *c)
 {
@@ -60,10 +68,9 @@ em_status cpu_searchsorted(const em_call *c)
                 return em_fail(EM_ERR_RUNTIME, "torch.searchsorted(): sorter index out of range: got %lld for a "
                                "boundaries row of length %lld", (long long)s[i], (long long)len);
     }
-#pragma omp parallel if (n >= SEARCH_GRAIN)
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        fn(c, n * t / nt, n * (t + 1) / nt, len, per_row);
-    }
+    int64_t loads = 1; /* a binary search's: about log2(len) + 1 */
+    while (loads < 64 && (INT64_C(1) << loads) <= len) loads++;
+    search_job j = {.c = c, .fn = fn, .len = len, .per_row = per_row};
+    em_parallel_for(n, loads, EM_GRAIN_GATHER, search_range, &j);
     return EM_OK;
 }

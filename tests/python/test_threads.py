@@ -124,7 +124,51 @@ def kernels(threads):
     outs = [a.exp(), a.sum(), a.sum(0), a.sum(1), a.softmax(1), a.log_softmax(0), a @ b, c @ c.t(),
             a.cumsum(1), a[:, ::2].clone(), a.index_select(0, ember.arange(699, -1, -3)),
             ember.nn.functional.layer_norm(a, (300,)), a.median(1).values, c.sort(1).values]
-    return [o.numpy() for o in outs]
+    return [o.detach().numpy() for o in outs + more_kernels(g)]
+
+
+def more_kernels(g):
+    """The kernels that split by samples, rows, blocks or chunks: convolution (float64: im2col + GEMM),
+    unfold/fold, losses, random streams, fills, sampling, searches, bags, CTC."""
+    F = ember.nn.functional
+    x = ember.randn(16, 3, 20, 20, generator=g, dtype=ember.float64)
+    w = ember.randn(4, 3, 3, 3, generator=g, dtype=ember.float64)
+    y = ember.randn(600, 300, generator=g)
+    probs = ember.rand(400, 200, generator=g, dtype=ember.float64)
+    bag_w = ember.randn(500, 64, generator=g, requires_grad=True)
+    bag_i = ember.randint(0, 500, (4000,), generator=g)
+    bag = F.embedding_bag(bag_i, bag_w, ember.arange(0, 4000, 4), mode='mean')
+    bag.sum().backward()
+    lp = ember.randn(50, 64, 20, generator=g, dtype=ember.float64).log_softmax(2).requires_grad_()
+    targets = ember.randint(1, 20, (64, 30), generator=g)
+    ctc = F.ctc_loss(lp, targets, ember.full((64,), 50), ember.full((64,), 30), reduction='sum')
+    ctc.backward()
+    ember.manual_seed(1)
+    return [F.conv2d(x, w, padding=1), F.conv_transpose2d(x, w.transpose(0, 1)), F.unfold(x, 3),
+            F.fold(F.unfold(x, 3), (20, 20), 3), F.mse_loss(y, y.flip(0)), F.smooth_l1_loss(y, y.t().reshape(600, 300)),
+            F.dropout(y, 0.3), F.rrelu(y, training=True), ember.randn(100000, generator=g),
+            ember.rand(100000, generator=g, dtype=ember.float64), ember.arange(0, 1, 1e-6), ember.linspace(-3, 5, 300001),
+            ember.full((3 << 20,), 7, dtype=ember.int16), ember.multinomial(probs, 50, generator=g),
+            ember.multinomial(probs, 200, replacement=True, generator=g),
+            ember.searchsorted(y[0].sort().values, y.reshape(-1)), bag, bag_w.grad, ctc, lp.grad]
+
+
+def test_conv_weight_grad_same_with_threads():
+    """The weight gradient sums per-chunk partials: equal up to rounding for any thread count."""
+    saved = ember.get_num_threads()
+    grads = []
+    try:
+        for threads in (1, 2, 3):
+            ember.set_num_threads(threads)
+            g = ember.Generator().manual_seed(0)
+            x = ember.randn(17, 3, 24, 24, generator=g, dtype=ember.float64)
+            w = ember.randn(5, 3, 3, 3, generator=g, dtype=ember.float64, requires_grad=True)
+            ember.nn.functional.conv2d(x, w, stride=2).square().sum().backward()
+            grads.append(w.grad.numpy())
+    finally:
+        ember.set_num_threads(saved)
+    for other in grads[1:]:
+        np.testing.assert_allclose(other, grads[0], rtol=1e-12)
 
 
 def test_parallel_results_equal_one_thread():
