@@ -211,6 +211,10 @@ int em_get_num_threads(void);
 /* Kept for PyTorch's API (Ember has no inter-op pool): settable once. */
 em_status em_set_num_interop_threads(int n);
 int em_get_num_interop_threads(void);
+/* Divides every parallel grain of the CPU kernels by `divisor` (1 restores
+ * them; values below 1 count as 1): tools/measure_grains.py measures where
+ * splitting pays by lowering the grains. Not for tuning programs. */
+void em_set_grain_divisor(int64_t divisor);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,14 @@ static PyObject *set_num_threads(PyObject *m, PyObject *n)
     Py_RETURN_NONE;
 }
 
+static PyObject *set_grain_divisor(PyObject *m, PyObject *n)
+{
+    long long v = PyLong_AsLongLong(n);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    em_set_grain_divisor((int64_t)v);
+    Py_RETURN_NONE;
+}
+
 static PyObject *set_num_interop_threads(PyObject *m, PyObject *n)
 {
     long v = thread_count(n, "set_num_interop_threads");
@@ -197,6 +205,7 @@ static PyMethodDef settings[] = {
     {"manual_seed", manual_seed, METH_O, NULL},
     {"initial_seed", initial_seed, METH_NOARGS, NULL},
     {"set_num_threads", set_num_threads, METH_O, "Threads used by CPU kernels and BLAS."},
+    {"_set_grain_divisor", set_grain_divisor, METH_O, "Divides every parallel grain (tools/measure_grains.py)."},
     {"get_num_threads", get_num_threads, METH_NOARGS, NULL},
     {"set_num_interop_threads", set_num_interop_threads, METH_O, "Kept for PyTorch's API: settable once."},
     {"get_num_interop_threads", get_num_interop_threads, METH_NOARGS, NULL},

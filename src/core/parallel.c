@@ -182,9 +182,14 @@ void em_parallel_run(int64_t nchunks, em_chunk_fn fn, void *ctx)
     atomic_flag_clear(&pool.busy);
 }
 
+static _Atomic int64_t grain_divisor = 1;
+
+void em_set_grain_divisor(int64_t divisor) { atomic_store(&grain_divisor, divisor < 1 ? 1 : divisor); }
+
 int64_t em_parallel_chunks(int64_t n, int64_t grain)
 {
     const int threads = em_get_num_threads();
+    grain /= atomic_load_explicit(&grain_divisor, memory_order_relaxed);
     if (grain < 1) grain = 1;
     if (threads < 2 || in_job || n < 2 * grain || omp_in_parallel()) return 1; /* inside an OpenMP loop too */
     int64_t chunks = n / grain, most = 4 * (int64_t)threads;
