@@ -11,8 +11,8 @@
  * thread runs it is destroyed by the last user. A shape oneDNN refuses is
  * cached too (prim == NULL), so the refusal costs once.
  *
- * oneDNN (Debian's build) runs on OpenMP, the same threads as ours and as
- * OpenBLAS's OpenMP build, sized by omp_get_max_threads(). */
+ * oneDNN (Debian's build) runs on OpenMP; batches are split over Ember's
+ * pool instead (Note [oneDNN on the pool]). */
 #include "conv_dnnl.h"
 #include <ember/conv.h>
 #include <stdatomic.h>
@@ -47,6 +47,7 @@ bool conv_dnnl_run(conv_dnnl_kind kind, const conv_geom *g, int nd, const float 
 }
 
 #else
+#include "gemm.h"
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 
@@ -318,19 +319,18 @@ static bool run_entry(const conv_entry *e, const float *a, const float *b, const
     return ok;
 }
 
-bool conv_dnnl_run(conv_dnnl_kind kind, const conv_geom *g, int nd, const float *a, const float *b,
-                   const float *bias, float *c)
+/* Runs one primitive on samples [n0, n0 + n) of g: a and c (and b for the
+ * weight gradient, whose c is the whole dW) advanced to sample n0. */
+static bool run_samples(conv_dnnl_kind kind, const conv_geom *g, int nd, int64_t n0, int64_t n, const float *a,
+                        const float *b, const float *bias, float *c)
 {
-    /* oneDNN's backward-data kernels block the input side's channels by 8
-     * or 16; with fewer (a first layer: 1 or 3) they run several times
-     * slower than col2im + GEMM (LeNet's conv1: ~8 ms against ~1). */
-    if (kind == CONV_DNNL_BACKWARD_DATA && g->C_in / g->groups < 8) return false;
-    if (!onednn_enabled() || g->N == 0 || g->C_in == 0 || g->C_out == 0 || g->L_in == 0 || g->L_out == 0 ||
-        g->K == 0)
-        return false;
-    pthread_once(&engine_once, engine_init);
-    if (!engine) return false;
-    conv_key k = {.kind = kind, .nd = nd, .bias = bias != NULL, .N = g->N, .groups = g->groups,
+    const int64_t in_side = g->C_in * g->L_in, out_side = g->C_out * g->L_out;
+    switch (kind) {
+    case CONV_DNNL_FORWARD: a += n0 * in_side, c += n0 * out_side; break;
+    case CONV_DNNL_BACKWARD_DATA: a += n0 * out_side, c += n0 * in_side; break;
+    default: a += n0 * in_side, b += n0 * out_side; break;
+    }
+    conv_key k = {.kind = kind, .nd = nd, .bias = bias != NULL, .N = n, .groups = g->groups,
                   .C_in = g->C_in, .C_out = g->C_out};
     for (int d = 0; d < 3; d++) {
         k.in[d] = g->in[d];
@@ -344,6 +344,72 @@ bool conv_dnnl_run(conv_dnnl_kind kind, const conv_geom *g, int nd, const float 
     if (!e) return false;
     bool ok = e->prim && run_entry(e, a, b, bias, c);
     entry_release(e);
+    return ok;
+}
+
+/* Note [oneDNN on the pool]
+ * oneDNN parallelizes with OpenMP, whose regions wait at a barrier for every
+ * thread: on a machine where a core is taken, each convolution would stall
+ * until the descheduled thread runs. So a batch is split into one chunk of
+ * samples per thread over Ember's pool (a late thread costs at most its
+ * chunk), each chunk running oneDNN on one OpenMP thread; per-sample cost is
+ * the same at half the batch (LeNet's layers: 0.93-0.97x of the whole-batch
+ * time). Only a single sample above the grain is left to oneDNN's threads. */
+typedef struct dnnl_job {
+    conv_dnnl_kind kind;
+    const conv_geom *g;
+    int nd;
+    int64_t nchunks;
+    const float *a, *b, *bias;
+    float *c, *partial; /* the weight gradient: chunk k > 0 writes partial's (k - 1)th dW */
+    _Atomic bool failed;
+} dnnl_job;
+
+static void run_chunk(void *ctx, int64_t k)
+{
+    dnnl_job *j = ctx;
+    int64_t n0, n1;
+    em_parallel_range(j->g->N, j->nchunks, 1, k, &n0, &n1);
+    const int64_t wnum = j->g->C_out * (j->g->C_in / j->g->groups) * j->g->K;
+    float *c = j->kind == CONV_DNNL_BACKWARD_WEIGHTS && k > 0 ? j->partial + (k - 1) * wnum : j->c;
+    const int omp = cpu_blas_begin(); /* oneDNN on this thread only */
+    if (n0 < n1 && !run_samples(j->kind, j->g, j->nd, n0, n1 - n0, j->a, j->b, j->bias, c))
+        atomic_store(&j->failed, true);
+    cpu_blas_end(omp);
+}
+
+bool conv_dnnl_run(conv_dnnl_kind kind, const conv_geom *g, int nd, const float *a, const float *b,
+                   const float *bias, float *c)
+{
+    /* oneDNN's backward-data kernels block the input side's channels by 8
+     * or 16; with fewer (a first layer: 1 or 3) they run several times
+     * slower than col2im + GEMM (LeNet's conv1: ~8 ms against ~1). */
+    if (kind == CONV_DNNL_BACKWARD_DATA && g->C_in / g->groups < 8) return false;
+    if (!onednn_enabled() || g->N == 0 || g->C_in == 0 || g->C_out == 0 || g->L_in == 0 || g->L_out == 0 ||
+        g->K == 0)
+        return false;
+    pthread_once(&engine_once, engine_init);
+    if (!engine) return false;
+    const int64_t work = g->C_in * g->K * g->L_out; /* per sample, as the im2col path counts it */
+    const int64_t threads = em_get_num_threads();
+    bool ok;
+    if (g->N == 1 && em_parallel_chunks(work, EM_GRAIN_WINDOW) > 1) {
+        ok = run_samples(kind, g, nd, 0, 1, a, b, bias, c); /* Note [oneDNN on the pool] */
+    } else {
+        dnnl_job j = {.kind = kind, .g = g, .nd = nd, .a = a, .b = b, .bias = bias, .c = c,
+                      .nchunks = em_parallel_chunks(g->N * work, EM_GRAIN_WINDOW) > 1 ? threads : 1};
+        if (j.nchunks > g->N) j.nchunks = g->N;
+        const size_t pbytes = (size_t)(j.nchunks - 1) * (size_t)(g->C_out * (g->C_in / g->groups) * g->K) * sizeof(float);
+        if (kind == CONV_DNNL_BACKWARD_WEIGHTS && j.nchunks > 1 && !(j.partial = em_cpu_alloc(pbytes))) return false;
+        em_parallel_run(j.nchunks, run_chunk, &j);
+        ok = !atomic_load(&j.failed);
+        if (ok && j.partial) { /* the chunks' weight gradients, added in chunk order */
+            const int64_t wnum = (int64_t)(pbytes / sizeof(float)) / (j.nchunks - 1);
+            for (int64_t k = 1; k < j.nchunks; k++)
+                for (int64_t i = 0; i < wnum; i++) c[i] += j.partial[(k - 1) * wnum + i];
+        }
+        if (j.partial) em_cpu_free(j.partial, pbytes);
+    }
     if (ok) atomic_fetch_add(&runs, 1);
     return ok;
 }
