@@ -4,7 +4,8 @@ backward, optimizer step. Models (issue 5's table): MLP 784-512-512-10
 (batch 128), LeNet-5 on 28x28 (batch 64), ResNet-18 on 32x32 (batch 32,
 torchvision's layout, 10 classes), a 2-layer LSTM language model (hidden
 256, seq 35, batch 20, vocab 10000) and a 6-layer GPT (d 256, 4 heads, seq
-128, batch 8, vocab 10000). Each library runs in its own process per
+128, batch 8, vocab 10000); LeNet and the GPT also with forward and loss
+under bfloat16 CPU autocast (`torch.autocast('cpu', dtype=torch.bfloat16)`). Each library runs in its own process per
 thread count (1 and 2); prints samples/s and Ember / PyTorch's best.
 bench/run.py puts these rows in the README's headline table.
 
@@ -21,7 +22,9 @@ MODELS = {'mlp': 'MLP 784-512-512-10, SGD, batch 128',
           'lenet': 'LeNet-5 28×28, SGD, batch 64',
           'resnet18': 'ResNet-18 32×32, SGD, batch 32',
           'lstm': 'LSTM LM 2×256, seq 35, vocab 10k, SGD, batch 20',
-          'gpt': 'GPT 6 layers d256, seq 128, vocab 10k, AdamW, batch 8'}
+          'gpt': 'GPT 6 layers d256, seq 128, vocab 10k, AdamW, batch 8',
+          'lenet_bf16': 'LeNet-5 28×28, SGD, batch 64, bfloat16 autocast',
+          'gpt_bf16': 'GPT 6 layers d256, seq 128, vocab 10k, AdamW, batch 8, bfloat16 autocast'}
 
 # The timed program: argv = library, model, steps. Prints one JSON line.
 # Quick (EMBER_BENCH_QUICK=1): one warm-up step and one round.
@@ -141,7 +144,9 @@ def gpt():
     return GPT(), torch.randint(0, 10000, (8, 128)), torch.randint(0, 10000, (8 * 128,)), 'adamw'
 
 
-model, x, y, opt_name = globals()[name]()
+# name_bf16: the same model, forward and loss under CPU bfloat16 autocast
+autocast = name.endswith('_bf16')
+model, x, y, opt_name = globals()[name[:-5] if autocast else name]()
 if opt_name == 'sgd':
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 else:
@@ -151,7 +156,8 @@ batch = x.shape[1] if name == 'lstm' else x.shape[0]
 
 def step():
     opt.zero_grad(set_to_none=True)
-    loss = F.cross_entropy(model(x), y)
+    with torch.autocast('cpu', dtype=torch.bfloat16, enabled=autocast):
+        loss = F.cross_entropy(model(x), y)
     loss.backward()
     opt.step()
     return loss
@@ -170,7 +176,7 @@ for _ in range(rounds):
 print(json.dumps({'samples_per_s': batch / best, 'loss': float(loss)}))
 '''
 
-STEPS = {'mlp': 20, 'lenet': 20, 'resnet18': 3, 'lstm': 5, 'gpt': 2}
+STEPS = {'mlp': 20, 'lenet': 20, 'resnet18': 3, 'lstm': 5, 'gpt': 2, 'lenet_bf16': 20, 'gpt_bf16': 2}
 
 
 def run(lib, model, threads, steps):

@@ -132,11 +132,57 @@ static void fill_call(em_call *c, const sdpa_geom *g, bool is_causal)
     c->i[1] = g->mask_kind;
 }
 
+/* Note [Half-type attention]
+ * float16 and bfloat16 (q, k and v from a bfloat16 autocast region) compute
+ * in float32, as the kernels are float32/float64: the operands are cast up,
+ * the results cast back, and lse stays float32 for the backward to read. */
+static bool computes_in_f32(const em_tensor *q, const em_tensor *k, const em_tensor *v)
+{
+    return (q->dtype == EM_F16 || q->dtype == EM_BF16) && k->dtype == q->dtype && v->dtype == q->dtype;
+}
+
+/* out[i] = ts[i] as float32 (NULL stays NULL; a bool mask is kept as is); false on failure. */
+static bool cast_up(int n, const em_tensor *const *ts, em_tensor **out)
+{
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        out[i] = !ts[i] ? NULL : ts[i]->dtype == EM_BOOL ? em_retain((em_tensor *)ts[i]) : em_to_dtype(ts[i], EM_F32);
+        ok = ok && (out[i] || !ts[i]);
+    }
+    return ok;
+}
+
+static void release_all(int n, em_tensor **ts)
+{
+    for (int i = 0; i < n; i++) em_release(ts[i]);
+}
+
+/* *t (float32) replaced by its cast to dt; false (and *t released) on failure. */
+static bool cast_down(em_tensor **t, em_dtype dt)
+{
+    em_tensor *d = em_to_dtype(*t, dt);
+    em_release(*t);
+    *t = d;
+    return d != NULL;
+}
+
 em_status em_scaled_dot_product_attention_lse(const em_tensor *q, const em_tensor *k, const em_tensor *v,
                                               const em_tensor *attn_mask, bool is_causal, double scale,
                                               em_tensor **out, em_tensor **lse)
 {
     if (EM_NULL(q) || EM_NULL(k) || EM_NULL(v) || EM_NULL(out) || EM_NULL(lse)) return em_error_code();
+    if (computes_in_f32(q, k, v)) { /* Note [Half-type attention] */
+        em_tensor *up[4];
+        em_status st = cast_up(4, (const em_tensor *[]){q, k, v, attn_mask}, up)
+                           ? em_scaled_dot_product_attention_lse(up[0], up[1], up[2], up[3], is_causal, scale, out, lse)
+                           : em_error_code();
+        release_all(4, up);
+        if (st == EM_OK && !cast_down(out, (em_dtype)q->dtype)) {
+            em_release(*lse);
+            return em_error_code();
+        }
+        return st;
+    }
     sdpa_geom g = {0};
     if (check_qkv(q, k, v, attn_mask, is_causal, scale, &g)) return em_error_code();
     em_tensor *qe = operand(q, &g, g.L, g.E, true), *ke = operand(k, &g, g.S, g.E, true);
@@ -202,6 +248,24 @@ em_status em_scaled_dot_product_attention_backward(const em_tensor *grad_out, co
                                                    const em_tensor *lse, const em_tensor *attn_mask, bool is_causal,
                                                    double scale, em_tensor **dq, em_tensor **dk, em_tensor **dv)
 {
+    if (q && k && v && computes_in_f32(q, k, v)) { /* Note [Half-type attention] */
+        em_tensor *up[8];
+        em_status st = cast_up(8, (const em_tensor *[]){grad_out, grad_lse, q, k, v, out, lse, attn_mask}, up)
+                           ? em_scaled_dot_product_attention_backward(up[0], up[1], up[2], up[3], up[4], up[5], up[6],
+                                                                      up[7], is_causal, scale, dq, dk, dv)
+                           : em_error_code();
+        release_all(8, up);
+        if (st == EM_OK) {
+            bool ok = cast_down(dq, (em_dtype)q->dtype);
+            ok = cast_down(dk, (em_dtype)q->dtype) && ok;
+            ok = cast_down(dv, (em_dtype)q->dtype) && ok;
+            if (!ok) {
+                em_release(*dq), em_release(*dk), em_release(*dv);
+                return em_error_code();
+            }
+        }
+        return st;
+    }
     sdpa_geom g = {0};
     const em_tensor *all[8] = {grad_out, grad_lse, q, k, v, out, lse, attn_mask};
     if (check_qkv(q, k, v, attn_mask, is_causal, scale, &g) ||

@@ -343,3 +343,23 @@ def test_transformer_reprs_and_errors():
         model(ember.randn(6, 2, 8), ember.randn(5, 3, 8))
     with pytest.raises(RuntimeError):
         model(ember.randn(6, 2, 8), ember.randn(5, 2, 4))
+
+
+@pytest.mark.parametrize('dtype, tol', [('bfloat16', 2e-2), ('float16', 2e-3)])
+def test_half_types_compute_in_float32(dtype, tol):
+    """float16/bfloat16 q, k, v (as a bfloat16 autocast region makes them): the result and the
+    gradients in that dtype, equal to float32 attention on the same rounded values up to one rounding."""
+    dt = getattr(ember, dtype)
+    g = ember.Generator().manual_seed(0)
+    q, k, v = (ember.randn(2, 3, 16, 8, generator=g).to(dt) for _ in range(3))
+    mask = ember.rand(16, 16, generator=g) > 0.3
+    half = [t.clone().requires_grad_() for t in (q, k, v)]
+    full = [t.float().requires_grad_() for t in (q, k, v)]
+    out_h = ember.nn.functional.scaled_dot_product_attention(*half, attn_mask=mask)
+    out_f = ember.nn.functional.scaled_dot_product_attention(*full, attn_mask=mask)
+    assert out_h.dtype == dt
+    out_h.float().square().sum().backward()
+    out_f.square().sum().backward()
+    for got, want in zip([out_h] + [t.grad for t in half], [out_f] + [t.grad for t in full]):
+        assert got.dtype == dt
+        assert float((got.float() - want).abs().max()) <= tol * float(want.abs().max())
