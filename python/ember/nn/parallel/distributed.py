@@ -215,21 +215,26 @@ class DistributedDataParallel(Module):
         if self.find_unused_parameters and ember.is_grad_enabled() and self.require_backward_grad_sync:
             reached = self._reachable(output)
             for i, p in enumerate(self._params):
-                if id(p) not in reached:
+                if self._key(p) not in reached:
                     self._mark_ready(i, used=False)
         return output
 
     @staticmethod
-    def _reachable(output):
-        """ids of the leaves the autograd graph of output reaches."""
-        stack, seen, leaves = [], set(), set()
+    def _key(leaf):
+        """A leaf's identity (AccumulateGrad.variable is a new wrapper of it)."""
+        return (leaf.data_ptr(), tuple(leaf.shape), leaf.dtype)
+
+    @classmethod
+    def _reachable(cls, output):
+        """Keys of the leaves the autograd graph of output reaches."""
+        stack, seen, leaves = [], {}, set()  # seen holds the nodes: their ids stay theirs
 
         def collect(o):
             if isinstance(o, ember.Tensor):
                 if o.grad_fn is not None:
                     stack.append(o.grad_fn)
                 elif o.requires_grad:
-                    leaves.add(id(o))
+                    leaves.add(cls._key(o))
             elif isinstance(o, (list, tuple)):
                 for x in o:
                     collect(x)
@@ -241,9 +246,9 @@ class DistributedDataParallel(Module):
             node = stack.pop()
             if id(node) in seen:
                 continue
-            seen.add(id(node))
+            seen[id(node)] = node
             try:
-                leaves.add(id(node.variable))
+                leaves.add(cls._key(node.variable))
             except AttributeError:
                 pass
             for nxt, _ in node.next_functions:
