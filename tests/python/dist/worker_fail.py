@@ -1,0 +1,22 @@
+"""Run by test_distributed.py with 2 ranks: `mode` says how rank 1 fails
+(raise, exit: dies by os._exit, hang: stops responding) while rank 0 waits
+in an all_reduce with a 3 s timeout."""
+import os
+import sys
+import time
+from datetime import timedelta
+
+import ember
+import ember.distributed as dist
+
+mode = sys.argv[1]
+dist.init_process_group('mpi', timeout=timedelta(seconds=3))
+x = ember.ones(4)
+dist.all_reduce(x)
+if dist.get_rank() == 1:
+    if mode == 'raise':
+        raise ValueError('rank 1 fails on purpose')
+    if mode == 'exit':
+        os._exit(3)
+    time.sleep(60)
+dist.all_reduce(x)
