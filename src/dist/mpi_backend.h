@@ -1,10 +1,11 @@
 /* The MPI backend of ember.distributed: collectives and point-to-point
  * transfers on contiguous host buffers, run in order by one communication
- * thread per process (the only thread that calls MPI, so MPI_THREAD_FUNNELED
- * is enough and the caller's thread computes while a transfer runs).
+ * thread per process, so that the caller's thread computes while a transfer
+ * runs.
  * It knows nothing of tensors: callers pass addresses, element counts and a
  * dtype name; ember.distributed (Python) makes tensors contiguous and keeps
- * them alive until the work is done. Built into its own extension module
+ * them alive until the work is done. A blocking collective may run on the
+ * caller's thread instead (dm_try_inline). Built into its own extension module
  * (ember._mpi), so that libember and `import ember` never load libmpi. */
 #ifndef EMBER_DIST_MPI_BACKEND_H
 #define EMBER_DIST_MPI_BACKEND_H
@@ -54,6 +55,11 @@ int dm_size(void);
 dm_work *dm_work_new(dm_kind kind);
 /* Queues it (taking a second reference) for the communication thread. */
 int dm_submit(dm_work *w, char *err, int errlen);
+/* Runs a collective on the calling thread when the communication thread is
+ * idle (Note [inline calls] in mpi_thread.c): 1 when it ran (w->state set),
+ * 0 when the caller must dm_submit it. Past `seconds` (< 0: never) the job
+ * is aborted. */
+int dm_try_inline(dm_work *w, double seconds);
 /* Waits up to `seconds` (< 0: forever); returns its state (DM_QUEUED on timeout). */
 dm_state dm_wait(dm_work *w, double seconds);
 void dm_work_release(dm_work *w);

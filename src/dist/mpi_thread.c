@@ -1,7 +1,15 @@
 /* The communication thread: it initializes MPI, then runs queued work in
  * submission order (every rank submits collectives in the same order, so
  * one FIFO keeps them matched), and finalizes MPI at exit. Callers wait on
- * a work with a timeout, so a dead or stuck peer gives an error, not a hang. */
+ * a work with a timeout, so a dead or stuck peer gives an error, not a hang.
+ *
+ * Note [inline calls]: handing a blocking collective to the thread costs two
+ * thread wake-ups, more than a small all-reduce itself. So when the thread
+ * is idle (nothing queued, running or in flight), dm_try_inline runs the
+ * call on the caller's thread instead (MPI_THREAD_SERIALIZED: one MPI call
+ * at a time, `busy` says which thread has it). The caller cannot time out
+ * from inside MPI, so the idle thread watches its deadline and ends the job
+ * (MPI_Abort, with a message) when it passes, as NCCL's watchdog does. */
 #include <mpi.h>
 #include <errno.h>
 #include <pthread.h>
@@ -21,8 +29,41 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER; /* a work finished, or
 static dm_work *head, *tail;
 static pthread_t thread;
 static enum { OFF, STARTING, RUNNING, FAILED, FINALIZED } phase;
-static int world_rank, world_size;
+static int world_rank, world_size, serialized;
 static char init_error[256];
+static int busy;                   /* an MPI call is running, on the thread or inline */
+static dm_work *inline_work;       /* the inline call, and when it must be done by */
+static struct timespec inline_deadline;
+static double inline_seconds;
+
+static struct timespec after(double seconds)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    double s = t.tv_sec + t.tv_nsec * 1e-9 + seconds;
+    t.tv_sec = (time_t)s;
+    t.tv_nsec = (long)((s - (double)t.tv_sec) * 1e9);
+    return t;
+}
+
+static int passed(struct timespec t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec > t.tv_sec || (now.tv_sec == t.tv_sec && now.tv_nsec >= t.tv_nsec);
+}
+
+/* Lock held, thread idle: ends the job when an inline call is past its deadline. */
+static void watchdog(void)
+{
+    if (inline_work && inline_seconds >= 0 && passed(inline_deadline)) {
+        fprintf(stderr, "ember.distributed: a collective timed out after %g s on rank %d (world size %d): another "
+                "rank died, is stuck, or did not call the same collective; ending the job\n", inline_seconds,
+                world_rank, world_size);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
 
 /* Records a finished work and drops the queue's reference (lock held). */
 static void finish(dm_work *w, dm_state state)
@@ -39,9 +80,10 @@ static dm_state p2p_states[DM_MAX_P2P];
 
 static void *run(void *arg)
 {
-    int provided, rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    int provided, rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
     pthread_mutex_lock(&lock);
     if (rc == MPI_SUCCESS) {
+        serialized = provided >= MPI_THREAD_SERIALIZED;  /* else every call goes through this thread */
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
         MPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -53,35 +95,32 @@ static void *run(void *arg)
     phase = rc == MPI_SUCCESS ? RUNNING : FAILED;
     pthread_cond_broadcast(&changed);
     while (phase == RUNNING) {
-        if (!head && dm_p2p_pending()) {            /* poll sends and receives in flight */
-            struct timespec t;
-            clock_gettime(CLOCK_REALTIME, &t);
-            t.tv_nsec += 100000;
-            if (t.tv_nsec >= 1000000000)
-                t.tv_sec++, t.tv_nsec -= 1000000000;
+        if (busy || (!head && !dm_p2p_pending())) {  /* idle, or a caller runs MPI inline */
+            struct timespec t = after(0.1);
             pthread_cond_timedwait(&queued, &lock, &t);
+            watchdog();
+            continue;
         }
-        while (!head && !dm_p2p_pending())
-            pthread_cond_wait(&queued, &lock);
         dm_work *w = head;
         if (w) {
             head = w->next;
             if (!head)
                 tail = NULL;
         }
+        busy = 1;
         pthread_mutex_unlock(&lock);
         dm_state done = DM_DONE;
-        int finalizing = w && w->kind == DM_FINALIZE;
+        int finalizing = w && w->kind == DM_FINALIZE, n = 0;
         if (finalizing) {
             dm_comms_free();
             MPI_Finalize();
         } else if (w) {
             done = dm_execute(w);
         }
-        int n = 0;
         if (!finalizing && dm_p2p_pending())
             n = dm_p2p_poll(p2p_done, p2p_states);
         pthread_mutex_lock(&lock);
+        busy = 0;
         if (w && done != DM_QUEUED)
             finish(w, done);
         for (int i = 0; i < n; i++)
@@ -89,9 +128,36 @@ static void *run(void *arg)
         if (finalizing)
             phase = FINALIZED;
         pthread_cond_broadcast(&changed);
+        if (!head && dm_p2p_pending()) {          /* sends and receives in flight: poll again soon */
+            struct timespec t = after(100e-6);
+            pthread_cond_timedwait(&queued, &lock, &t);
+        }
     }
     pthread_mutex_unlock(&lock);
     return NULL;
+}
+
+int dm_try_inline(dm_work *w, double seconds)
+{
+    if (w->kind == DM_SEND || w->kind == DM_RECV || w->kind == DM_FINALIZE)
+        return 0;
+    pthread_mutex_lock(&lock);
+    if (phase != RUNNING || !serialized || busy || head || dm_p2p_pending()) {
+        pthread_mutex_unlock(&lock);
+        return 0;
+    }
+    busy = 1;
+    inline_work = w, inline_seconds = seconds, inline_deadline = after(seconds < 0 ? 0 : seconds);
+    pthread_mutex_unlock(&lock);
+    dm_state s = dm_execute(w);
+    pthread_mutex_lock(&lock);
+    busy = 0;
+    inline_work = NULL;
+    w->state = s;
+    if (head)
+        pthread_cond_signal(&queued);
+    pthread_mutex_unlock(&lock);
+    return 1;
 }
 
 int dm_init(char *err, int errlen)
@@ -151,13 +217,7 @@ int dm_submit(dm_work *w, char *err, int errlen)
 
 dm_state dm_wait(dm_work *w, double seconds)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    if (seconds >= 0) {
-        double s = until.tv_sec + until.tv_nsec * 1e-9 + seconds;
-        until.tv_sec = (time_t)s;
-        until.tv_nsec = (long)((s - (double)until.tv_sec) * 1e9);
-    }
+    struct timespec until = after(seconds < 0 ? 0 : seconds);
     pthread_mutex_lock(&lock);
     while (w->state == DM_QUEUED) {
         if (seconds < 0)

@@ -71,15 +71,21 @@ static PyObject *mod_init(PyObject *m, PyObject *unused)
     return Py_BuildValue("ii", dm_rank(), dm_size());
 }
 
-/* submit(kind, comm, send, recv, count, dtype, op, peer, tag, ints) -> Work */
+/* submit(kind, comm, send, recv, count, dtype, op, peer, tag, ints, inline_timeout=None) -> Work.
+ * With inline_timeout (seconds, < 0: none) a collective runs at once on this
+ * thread when it can (dm_try_inline): the returned Work is then complete. */
 static PyObject *mod_submit(PyObject *m, PyObject *args)
 {
     int kind, comm, op, peer, tag;
     unsigned long long send, recv;
     long long count;
     const char *dtype;
-    PyObject *ints;
-    if (!PyArg_ParseTuple(args, "iiKKLsiiiO", &kind, &comm, &send, &recv, &count, &dtype, &op, &peer, &tag, &ints))
+    PyObject *ints, *inline_timeout = Py_None;
+    if (!PyArg_ParseTuple(args, "iiKKLsiiiO|O", &kind, &comm, &send, &recv, &count, &dtype, &op, &peer, &tag, &ints,
+                          &inline_timeout))
+        return NULL;
+    double seconds = inline_timeout == Py_None ? 0 : PyFloat_AsDouble(inline_timeout);
+    if (seconds == -1.0 && PyErr_Occurred())
         return NULL;
     if (kind < 0 || kind >= DM_FINALIZE || op < 0 || op >= DM_NUM_OPS)
         return PyErr_Format(PyExc_ValueError, "bad operation code %d / %d", kind, op);
@@ -113,8 +119,14 @@ static PyObject *mod_submit(PyObject *m, PyObject *args)
     if (!self)
         goto fail;
     self->w = w;
+    int ran = 0;
+    if (inline_timeout != Py_None) {
+        Py_BEGIN_ALLOW_THREADS
+        ran = dm_try_inline(w, seconds);
+        Py_END_ALLOW_THREADS
+    }
     char err[128];
-    if (dm_submit(w, err, sizeof err)) {
+    if (!ran && dm_submit(w, err, sizeof err)) {
         Py_DECREF(self);
         return PyErr_Format(PyExc_RuntimeError, "%s", err);
     }
@@ -147,7 +159,8 @@ static PyObject *mod_abort(PyObject *m, PyObject *arg)
 
 static PyMethodDef methods[] = {
     {"init", mod_init, METH_NOARGS, "init() -> (rank, world_size): starts MPI (once per process)"},
-    {"submit", mod_submit, METH_VARARGS, "submit(kind, comm, send, recv, count, dtype, op, peer, tag, ints) -> Work"},
+    {"submit", mod_submit, METH_VARARGS,
+     "submit(kind, comm, send, recv, count, dtype, op, peer, tag, ints, inline_timeout=None) -> Work"},
     {"finalize", mod_finalize, METH_NOARGS, "finalize(): MPI_Finalize after the queued work"},
     {"abort", mod_abort, METH_O, "abort(code): MPI_Abort, ending every process of the job"},
     {NULL},

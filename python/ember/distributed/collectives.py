@@ -6,7 +6,7 @@ import pickle
 
 import ember
 from . import distributed_c10d as c10d
-from .distributed_c10d import ReduceOp, Work, _group, _state
+from .distributed_c10d import _AVG, ReduceOp, Work, _group
 
 __all__ = ['all_reduce', 'broadcast', 'reduce', 'all_gather', 'all_gather_into_tensor', 'gather', 'scatter',
            'reduce_scatter', 'reduce_scatter_tensor', 'all_to_all', 'all_to_all_single', 'send', 'recv', 'isend',
@@ -50,8 +50,14 @@ def _contig(t, copy_back=None):
     return c
 
 
+_DTYPE_NAMES = {}
+
+
 def _dtype(t):
-    return str(t.dtype).rsplit('.', 1)[1]
+    name = _DTYPE_NAMES.get(t.dtype)
+    if name is None:
+        name = _DTYPE_NAMES[t.dtype] = str(t.dtype).rsplit('.', 1)[1]
+    return name
 
 
 def _peer(g, global_rank, what):
@@ -60,16 +66,23 @@ def _peer(g, global_rank, what):
     return g._ranks.index(global_rank)
 
 
+_BITWISE = (ReduceOp.BAND.code, ReduceOp.BOR.code, ReduceOp.BXOR.code)
+
+
 def _opcode(op, t):
+    """The backend's code for op (AVG is a SUM, divided when done)."""
     if not isinstance(op, ReduceOp):
         raise TypeError(f'op must be a ReduceOp, got {op!r}')
-    if op == ReduceOp.PREMUL_SUM:
+    code = op.code
+    if code == ReduceOp.PREMUL_SUM.code:
         raise NotImplementedError('ember.distributed: ReduceOp.PREMUL_SUM is not implemented')
-    if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and t.is_floating_point():
+    if code in _BITWISE and t.is_floating_point():
         raise RuntimeError(f'ember.distributed: {op.name} needs an integer or bool tensor, got {t.dtype}')
-    if op == ReduceOp.AVG and t.dtype == ember.bool:
-        raise RuntimeError('ember.distributed: ReduceOp.AVG does not support bool tensors')
-    return ReduceOp.SUM.code if op == ReduceOp.AVG else op.code
+    if code == _AVG:
+        if t.dtype == ember.bool:
+            raise RuntimeError('ember.distributed: ReduceOp.AVG does not support bool tensors')
+        return ReduceOp.SUM.code
+    return code
 
 
 def _average(c, n):
@@ -79,11 +92,14 @@ def _average(c, n):
         c.copy_(ember.div(c, n, rounding_mode='trunc'))
 
 
-def _submit(g, kind, send=None, recv=None, count=0, op=0, peer=0, tag=0, ints=None):
+def _submit(g, kind, send=None, recv=None, count=0, op=0, peer=0, tag=0, ints=None, wait=False):
+    """The backend's work; wait=True (a blocking call) lets the backend run it
+    at once on this thread, ending the job if it outlasts the group's timeout."""
     like = recv if recv is not None else send
     return g._backend.submit(getattr(g._backend, kind), g._comm, send.data_ptr() if send is not None else 0,
                              recv.data_ptr() if recv is not None else 0, count,
-                             _dtype(like) if like is not None else '', op, peer, tag, ints)
+                             _dtype(like) if like is not None else '', op, peer, tag, ints,
+                             g._timeout.total_seconds() if wait else None)
 
 
 def _detail_check(g, name, t, count):
@@ -102,16 +118,18 @@ def _detail_check(g, name, t, count):
 
 def _launch(g, name, works, async_op, finish=None, outputs=(), keep=()):
     work = Work(g, name, works, finish, outputs)
-    work._keep = keep
-    _inflight[:] = [w for w in _inflight if not w._done]
-    _inflight.append(work)
     if async_op:
+        work._keep = keep
+        _inflight[:] = [w for w in _inflight if not w._done]
+        _inflight.append(work)
         return work
     work.wait()
     return None
 
 
 def _copy_back(pairs):
+    if not pairs:
+        return
     with ember.no_grad():
         for dst, src in pairs:
             dst.detach().copy_(src.view(dst.shape))
@@ -123,10 +141,12 @@ def _run(g, name, kind, async_op, send=None, recv=None, count=0, op=None, peer=0
     if c10d.get_debug_level() is c10d.DebugLevel.DETAIL:
         _detail_check(g, name, recv if recv is not None else send, count)
     code = 0 if op is None else _opcode(op, recv if recv is not None else send)
-    w = _submit(g, kind, send, recv, count, code, peer, 0, ints)
+    w = _submit(g, kind, send, recv, count, code, peer, 0, ints, wait=not async_op)
+
+    average = op is not None and op.code == _AVG and avg_here
 
     def done():
-        if op == ReduceOp.AVG and avg_here:
+        if average:
             _average(recv, g.size())
         if finish is not None:
             finish()

@@ -422,12 +422,14 @@ def get_process_group_ranks(group):
 
 def barrier(group=None, async_op=False, device_ids=None):
     g = _group(group)
-    return _launch(g, 'barrier', [g._backend.submit(g._backend.BARRIER, g._comm, 0, 0, 0, '', 0, 0, 0, None)],
-                   async_op)
+    b = g._backend
+    return _launch(g, 'barrier', [b.submit(b.BARRIER, g._comm, 0, 0, 0, '', 0, 0, 0, None,
+                                           None if async_op else g._timeout.total_seconds())], async_op)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
-    """A barrier that fails (RuntimeError) after `timeout` when a rank does not arrive."""
+    """A barrier that fails (RuntimeError) after `timeout` when a rank does not
+    arrive (through the communication thread: it never blocks the caller)."""
     g = _group(group)
     w = Work(g, 'monitored_barrier', [g._backend.submit(g._backend.BARRIER, g._comm, 0, 0, 0, '', 0, 0, 0, None)])
     w.wait(timeout)

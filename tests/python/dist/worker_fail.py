@@ -1,6 +1,6 @@
 """Run by test_distributed.py with 2 ranks: `mode` says how rank 1 fails
-(raise, exit: dies by os._exit, hang: stops responding) while rank 0 waits
-in an all_reduce with a 3 s timeout."""
+(raise, exit: dies by os._exit, hang and hang_async: stops responding) while
+rank 0 waits in an all_reduce (hang_async: on its Work) with a 3 s timeout."""
 import os
 import sys
 import time
@@ -19,4 +19,6 @@ if dist.get_rank() == 1:
     if mode == 'exit':
         os._exit(3)
     time.sleep(60)
+if mode == 'hang_async':
+    dist.all_reduce(x, async_op=True).wait()
 dist.all_reduce(x)
