@@ -88,7 +88,7 @@ def test_api_without_a_process_group():
     assert dist.ReduceOp.SUM == dist.ReduceOp.SUM != dist.ReduceOp.MAX
 
 
-def test_tcp_store_and_prefix_store():
+def test_stores(tmp_path):
     master = dist.TCPStore('127.0.0.1', 0, world_size=2, is_master=True, timeout=timedelta(seconds=10),
                            wait_for_workers=False)
     client = dist.TCPStore('127.0.0.1', master.port, world_size=2, timeout=timedelta(seconds=10))
@@ -108,6 +108,10 @@ def test_tcp_store_and_prefix_store():
     assert master.delete_key('job/a') and not master.delete_key('job/a')
     with pytest.raises(RuntimeError, match='Timed out'):
         client.wait(['never'], timedelta(seconds=0.2))
+    path = os.path.join(str(tmp_path), 'store')
+    f1, f2 = dist.FileStore(path, 2), dist.FileStore(path, 2)
+    f1.set('a', 'b')
+    assert f2.get('a') == b'b' and f2.add('c', 4) == 4 and f1.add('c', 1) == 5 and f1.num_keys() == 2
     h = dist.HashStore()
     h.set('x', 'y')
     assert h.get('x') == b'y' and h.num_keys() == 1

@@ -15,7 +15,8 @@ __all__ = ['Backend', 'ReduceOp', 'reduce_op', 'DebugLevel', 'Work', 'ProcessGro
            'default_pg_timeout', 'is_available', 'is_mpi_available', 'is_nccl_available', 'is_gloo_available',
            'is_ucc_available', 'is_initialized', 'is_torchelastic_launched', 'init_process_group',
            'destroy_process_group', 'get_backend', 'get_rank', 'get_world_size', 'get_global_rank',
-           'get_group_rank', 'get_process_group_ranks', 'new_group', 'barrier', 'monitored_barrier',
+           'get_group_rank', 'get_process_group_ranks', 'new_group', 'new_subgroups',
+           'new_subgroups_by_enumeration', 'barrier', 'monitored_barrier',
            'get_debug_level', 'set_debug_level', 'set_debug_level_from_env', 'supports_complex']
 
 default_pg_timeout = timedelta(minutes=30)
@@ -384,6 +385,39 @@ def new_group(ranks=None, timeout=default_pg_timeout, backend=None, pg_options=N
     g = ProcessGroup(world._backend_name, b, w.result, ranks, ranks.index(world.rank()), timeout)
     _state.groups.append(g)
     return g
+
+
+def new_subgroups(group_size=None, group=None, timeout=default_pg_timeout, backend=None, pg_options=None):
+    """Splits the world into groups of group_size consecutive ranks: (this
+    rank's group, all of them). Every process must call it."""
+    if group_size is None:
+        raise ValueError('new_subgroups: group_size is required (its default, the number of CUDA devices, is 0 '
+                         'here)')
+    if group_size <= 0:
+        raise ValueError("The arg 'group_size' must be a positive integer")
+    world = get_world_size()
+    if world % group_size:
+        raise ValueError("The world size must be divisible by 'group_size'")
+    return new_subgroups_by_enumeration([list(range(i, i + group_size)) for i in range(0, world, group_size)],
+                                        timeout, backend, pg_options)
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=default_pg_timeout, backend=None,
+                                 pg_options=None):
+    """One group per list of ranks (disjoint): (this rank's group or None, all of them)."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    seen, mine, groups = {}, None, []
+    for ranks in ranks_per_subgroup_list:
+        for r in ranks:
+            if r in seen:
+                raise ValueError(f'Rank {r} has appeared in both subgroup {seen[r]} and {ranks}')
+            seen[r] = ranks
+        g = new_group(ranks, timeout, backend, pg_options)
+        groups.append(g)
+        if get_rank() in ranks:
+            mine = g
+    return mine, groups
 
 
 def get_backend(group=None):

@@ -3,13 +3,15 @@ HashStore, PrefixStore). The TCP store's server runs on a thread of the
 master process; the wire format is length-prefixed bytes (never pickle, so
 a stray connection can only set keys). The MPI backend needs no store
 (mpirun tells each process its rank); NCCL will pass its unique id here."""
+import fcntl
+import os
 import socket
 import struct
 import threading
 import time
 from datetime import timedelta
 
-__all__ = ['Store', 'TCPStore', 'HashStore', 'PrefixStore']
+__all__ = ['Store', 'TCPStore', 'HashStore', 'PrefixStore', 'FileStore']
 
 _SET, _GET, _ADD, _CAS, _DELETE, _NUMKEYS = range(6)
 
@@ -194,6 +196,50 @@ class TCPStore(Store):
 
     def num_keys(self):
         return super().num_keys() - (1 if self._op(_GET, '__ember_workers')[0] else 0)
+
+
+class FileStore(Store):
+    """FileStore(file_name, world_size=-1): a store in a file that every
+    process of one machine (or a shared file system with locks) opens; each
+    step locks it, reads the table, applies the change and writes it back."""
+
+    def __init__(self, file_name, world_size=-1):
+        super().__init__()
+        self.path = file_name
+        self._fd = os.open(file_name, os.O_RDWR | os.O_CREAT, 0o600)
+
+    def _op(self, cmd, key, a=b'', b=b''):
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            os.lseek(self._fd, 0, os.SEEK_SET)
+            chunks = []
+            while True:
+                chunk = os.read(self._fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            raw = b''.join(chunks)
+            table, at = _Table(), 0
+            while at < len(raw):
+                (kn,), at = struct.unpack_from('<I', raw, at), at + 4
+                k, at = raw[at:at + kn].decode(), at + kn
+                (vn,), at = struct.unpack_from('<I', raw, at), at + 4
+                table.data[k], at = raw[at:at + vn], at + vn
+            result = table.op(cmd, key, a, b)
+            if cmd in (_SET, _ADD, _CAS, _DELETE):
+                out = b''.join(struct.pack('<I', len(k.encode())) + k.encode() + struct.pack('<I', len(v)) + v
+                               for k, v in table.data.items())
+                os.lseek(self._fd, 0, os.SEEK_SET)
+                os.ftruncate(self._fd, 0)
+                os.write(self._fd, out)
+            return result
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def __del__(self):
+        fd = getattr(self, '_fd', None)
+        if fd is not None:
+            os.close(fd)
 
 
 class PrefixStore(Store):

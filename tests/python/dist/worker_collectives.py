@@ -212,6 +212,10 @@ def misc():
         assert y.eq(1).all().item()
     else:
         assert g is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(g) == -1
+    mine, groups = dist.new_subgroups(1)
+    assert len(groups) == W and dist.get_process_group_ranks(mine) == [R]
+    mine, groups = dist.new_subgroups_by_enumeration([[0, 1]])
+    assert dist.get_world_size(mine) == 2
     g2 = dist.new_group()
     assert dist.get_process_group_ranks(g2) == [0, 1] and dist.get_backend(g2) == 'mpi'
     dist.destroy_process_group(g2)
