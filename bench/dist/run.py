@@ -2,11 +2,12 @@
 all-reduce bus bandwidth through Ember vs MPI_Allreduce called from C, for
 4 KiB ... 64 MiB float32 messages, and the DDP step time of an MLP on 1 vs 2
 ranks with the time backward still waited for communication. Prints a
-markdown table. On a 2-core machine two ranks share the cores: only the
-same-run ratios mean anything.
+markdown table, also written to bench/dist/RESULTS.md. On a 2-core machine
+two ranks share the cores: only the same-run ratios mean anything.
 
     /usr/bin/python3 bench/dist/run.py [--quick]
 """
+import datetime
 import os
 import subprocess
 import sys
@@ -22,8 +23,16 @@ def mpirun(n, argv):
     return subprocess.run(cmd, env=ENV, capture_output=True, text=True, check=True).stdout.split('\n')
 
 
+def cpu_model():
+    with open('/proc/cpuinfo') as f:
+        names = [line.split(':', 1)[1].strip() for line in f if line.startswith('model name')]
+    return f'{len(names)} x {names[0]}' if names else 'unknown CPU'
+
+
 def main():
     quick = '--quick' in sys.argv
+    lines = []
+    print = lines.append  # noqa: A001 (the tables go to stdout and RESULTS.md)
     sizes = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20][:3 if quick else 5]
     exe = os.path.join(ROOT, 'build', 'bench_allreduce_mpi')
     os.makedirs(os.path.dirname(exe), exist_ok=True)
@@ -45,11 +54,18 @@ def main():
     steps = '5' if quick else '30'
     one = mpirun(1, [sys.executable, os.path.join(HERE, 'ddp_step.py'), steps])[0].split()
     two = mpirun(2, [sys.executable, os.path.join(HERE, 'ddp_step.py'), steps])[0].split()
-    print()
+    print('')
     print('| MLP 784-512-512-10, batch 128 per rank | ms / step | of which waiting for all-reduce | samples/s |')
     print('|---|---|---|---|')
     print(f'| 1 rank | {float(one[0]):.2f} | - | {128 / float(one[0]) * 1e3:.0f} |')
     print(f'| 2 ranks (DDP) | {float(two[0]):.2f} | {float(two[1]):.2f} | {256 / float(two[0]) * 1e3:.0f} |')
+    head = ['# Distributed benchmarks (bench/dist/run.py)', '',
+            f'{datetime.date.today()}, {cpu_model()}, 2 ranks over Open MPI on this machine (shared cores: '
+            f'only same-run ratios mean anything){" — --quick: figures meaningless" if quick else ""}.', '']
+    text = '\n'.join(head + lines) + '\n'
+    sys.stdout.write(text)
+    with open(os.path.join(HERE, 'RESULTS.md'), 'w') as f:
+        f.write(text)
 
 
 if __name__ == '__main__':

@@ -99,7 +99,7 @@ static float combine(int op, float a, float b)
     {                                                                                                 \
         const uint16_t *a = in;                                                                       \
         uint16_t *b = inout;                                                                          \
-        int bf = *type == dtypes[3].type;                                                                  \
+        int bf = *type == dtypes[3].type;                                                              \
         for (int i = 0; i < *len; i++) {                                                              \
             float x = bf ? bf16_to_float(a[i]) : half_to_float(a[i]);                                 \
             float y = bf ? bf16_to_float(b[i]) : half_to_float(b[i]);                                 \
