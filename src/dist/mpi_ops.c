@@ -95,11 +95,11 @@ static float combine(int op, float a, float b)
 }
 
 #define HALF_REDUCER(OP)                                                                              \
-    static void reduce_##OP(void *in, void *inout, int *len, MPI_Datatype *type)                     \
+    static void reduce_##OP(void *in, void *inout, int *len, MPI_Datatype *type)                      \
     {                                                                                                 \
         const uint16_t *a = in;                                                                       \
         uint16_t *b = inout;                                                                          \
-        int bf = *type == dtypes[3].type;                                                              \
+        int bf = *type == dtypes[3].type;                                                             \
         for (int i = 0; i < *len; i++) {                                                              \
             float x = bf ? bf16_to_float(a[i]) : half_to_float(a[i]);                                 \
             float y = bf ? bf16_to_float(b[i]) : half_to_float(b[i]);                                 \
