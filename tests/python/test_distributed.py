@@ -80,8 +80,8 @@ def test_api_without_a_process_group():
         dist.Backend('foo')
     with pytest.raises(RuntimeError, match="doesn't have NCCL built in"):
         dist.init_process_group('nccl')
-    with pytest.raises(RuntimeError, match="doesn't have Gloo built in"):
-        dist.init_process_group('gloo')
+    with pytest.raises(RuntimeError, match="doesn't have UCC built in"):
+        dist.init_process_group('ucc')
     assert not dist.is_initialized()
     names = ['SUM', 'PRODUCT', 'MIN', 'MAX', 'BAND', 'BOR', 'BXOR', 'AVG', 'PREMUL_SUM']
     assert all(hasattr(dist.ReduceOp, n) and hasattr(torch.distributed.ReduceOp, n) for n in names)

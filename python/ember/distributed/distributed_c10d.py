@@ -299,10 +299,11 @@ def _excepthook(etype, value, tb):
 
 def init_process_group(backend=None, init_method=None, timeout=default_pg_timeout, world_size=-1, rank=-1,
                        store=None, group_name='', pg_options=None):
-    """Joins the job: with backend 'mpi' (the default for CPU tensors) the
-    rank and world size come from mpirun (or from ember.distributed.run,
-    which starts the workers through mpirun); rank= / world_size= /
-    RANK / WORLD_SIZE, when given, must agree with them."""
+    """Joins the job: with backend 'mpi' (the default for CPU tensors; 'gloo',
+    PyTorch's CPU backend, runs on it too) the rank and world size come from
+    mpirun (or from ember.distributed.run, which starts the workers through
+    mpirun); rank= / world_size= / RANK / WORLD_SIZE, when given, must agree
+    with them."""
     if _state.world is not None:
         raise RuntimeError('trying to initialize the default process group twice!')
     if not isinstance(timeout, timedelta):
@@ -313,8 +314,10 @@ def init_process_group(backend=None, init_method=None, timeout=default_pg_timeou
             raise RuntimeError("Distributed package doesn't have NCCL built in: NCCL needs CUDA, and Ember "
                                "has no CUDA device here (use backend='mpi' for CPU tensors)")
         raise NotImplementedError("ember.distributed: the 'nccl' backend is not built yet")
+    if name == Backend.GLOO:  # PyTorch's CPU backend: Ember's is MPI, which runs such scripts unchanged
+        name = Backend.MPI
     if name != Backend.MPI:
-        raise RuntimeError(f"Distributed package doesn't have {name.capitalize()} built in "
+        raise RuntimeError(f"Distributed package doesn't have {name.upper()} built in "
                            f"(Ember's CPU backend is 'mpi')")
     if init_method is not None and store is not None:
         raise ValueError('Cannot specify both init_method and store.')
@@ -374,7 +377,7 @@ def new_group(ranks=None, timeout=default_pg_timeout, backend=None, pg_options=N
     for r in ranks:
         if not 0 <= r < world.size():
             raise ValueError(f'Invalid rank {r} for new_group: the world has ranks 0..{world.size() - 1}')
-    if backend is not None and Backend(backend) != world._backend_name:
+    if backend is not None and Backend(backend) not in (world._backend_name, Backend.GLOO):
         raise RuntimeError(f'new_group: backend {backend} differs from the default group\'s '
                            f'{world._backend_name}')
     b = world._backend

@@ -12,7 +12,8 @@ from ember.nn.parallel import DistributedDataParallel as DDP
 
 assert os.environ['WORLD_SIZE'] == '2' and os.environ['LOCAL_RANK'] == os.environ['RANK']
 assert os.environ['MASTER_ADDR'] and os.environ['MASTER_PORT']
-dist.init_process_group('mpi')
+dist.init_process_group('gloo')  # as a PyTorch CPU script would: it runs on MPI
+assert dist.get_backend() == 'mpi'
 R, W = dist.get_rank(), dist.get_world_size()
 assert R == int(os.environ['RANK'])
 
