@@ -87,10 +87,20 @@ class DistributedDataParallel(Module):
                                    f'parameters of {rows[0][1]} elements, while rank {r} has {row[0]} of {row[1]}.')
 
     def _sync_states(self, tensors):
+        """Rank 0's values into every rank's tensors: one broadcast per dtype."""
         dist = _dist()
+        by_dtype = {}
+        for t in tensors:
+            by_dtype.setdefault(t.dtype, []).append(t.detach())
         with ember.no_grad():
-            for t in tensors:
-                dist.broadcast(t.detach(), self.process_group._ranks[0], group=self.process_group)
+            for ts in by_dtype.values():
+                flat = ember.cat([t.reshape(-1) for t in ts])
+                dist.broadcast(flat, self.process_group._ranks[0], group=self.process_group)
+                if self.process_group.rank() != 0:
+                    at = 0
+                    for t in ts:
+                        t.copy_(flat[at:at + t.numel()].view(t.shape))
+                        at += t.numel()
 
     def _build_buckets(self, order):
         """Buckets of parameter indices in `order`, each one dtype, up to the cap."""
