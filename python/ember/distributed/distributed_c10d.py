@@ -361,7 +361,9 @@ def destroy_process_group(group=None):
 
 
 def _free(g):
-    if g._comm is not None and g._rank >= 0:
+    # the world's communicator (0) stays: MPI lives until exit, and a new
+    # init_process_group reuses it
+    if g._comm and g._rank >= 0:
         g._backend.submit(g._backend.COMM_FREE, g._comm, 0, 0, 0, '', 0, 0, 0, None).wait(g._timeout.total_seconds())
     g._comm = None
     if g in _state.groups:

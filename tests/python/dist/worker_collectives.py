@@ -266,4 +266,10 @@ if R == 0:
         print('FAILED', b)
     print(f'collectives: {len(bad)} failures')
 dist.destroy_process_group()
+assert not dist.is_initialized()
+dist.init_process_group('mpi')  # again, after destroy
+x = ember.ones(2)
+dist.all_reduce(x)
+assert x.tolist() == [2.0, 2.0]
+dist.destroy_process_group()
 sys.exit(1 if R == 0 and bad else 0)
