@@ -112,6 +112,14 @@ def test_stores(tmp_path):
     f1, f2 = dist.FileStore(path, 2), dist.FileStore(path, 2)
     f1.set('a', 'b')
     assert f2.get('a') == b'b' and f2.add('c', 4) == 4 and f1.add('c', 1) == 5 and f1.num_keys() == 2
+    store, rank, size = next(dist.rendezvous(f'file://{path}2', rank=1, world_size=2))
+    assert (rank, size) == (1, 2) and isinstance(store, dist.FileStore)
+    store, rank, size = next(dist.rendezvous(f'tcp://127.0.0.1:{master.port}?rank=1&world_size=2'))
+    assert (rank, size) == (1, 2) and store.get('n') == b'5'
+    with pytest.raises(RuntimeError, match='No rendezvous handler for foo://'):
+        dist.rendezvous('foo://x')
+    with pytest.raises(ValueError, match='rank parameter missing'):
+        next(dist.rendezvous(f'file://{path}3'))
     h = dist.HashStore()
     h.set('x', 'y')
     assert h.get('x') == b'y' and h.num_keys() == 1

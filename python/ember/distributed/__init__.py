@@ -16,5 +16,6 @@ from .collectives import (all_reduce, broadcast, reduce, all_gather, all_gather_
                           irecv, P2POp, batch_isend_irecv, broadcast_object_list, all_gather_object, gather_object,
                           scatter_object_list)
 from .store import Store, TCPStore, HashStore, PrefixStore, FileStore
+from .rendezvous import rendezvous, register_rendezvous_handler
 
 dist_backend = Backend
