@@ -44,7 +44,8 @@ def test_ddp_through_the_launcher_matches_single_process_training():
 
 
 @need_mpi
-@pytest.mark.parametrize('mode,launcher', [('raise', True), ('exit', False), ('hang', False), ('hang_async', True)])
+@pytest.mark.parametrize('mode,launcher', [('raise', True), ('exit', False), ('hang', False), ('hang_async', True),
+                                          ('mismatch', False)])
 def test_a_failing_rank_ends_the_job_with_an_error(mode, launcher):
     script = [os.path.join(HERE, 'dist', 'worker_fail.py'), mode]
     cmd = ([sys.executable, '-m', 'ember.distributed.run', '--nproc_per_node=2'] if launcher else MPIRUN) + script
@@ -55,6 +56,8 @@ def test_a_failing_rank_ends_the_job_with_an_error(mode, launcher):
         assert 'rank 1 fails on purpose' in out and 'the job failed' in out, out
     if mode == 'hang':  # rank 0's blocking all_reduce times out after 3 s: the watchdog ends the job
         assert 'a collective timed out after 3 s on rank 0' in out, out
+    if mode == 'mismatch':
+        assert 'message truncated; the ranks passed tensors of different sizes' in out, out
     if mode == 'hang_async':  # Work.wait raises, then the job is ended at exit
         assert 'RuntimeError: ember.distributed: all_reduce timed out after 3 s on rank 0' in out, out
         assert 'rank 0 is ending the job (a collective timed out)' in out, out

@@ -158,8 +158,10 @@ class Work:
                 if not w.wait(seconds):
                     return False
             except RuntimeError as e:
+                hint = ('; the ranks passed tensors of different sizes (TORCH_DISTRIBUTED_DEBUG=DETAIL checks '
+                        'every collective)') if 'TRUNCATE' in str(e) else ''
                 self._exception = RuntimeError(f'ember.distributed: {self._name} failed on rank '
-                                               f'{_world.rank}: {e}')
+                                               f'{_world.rank}: {e}{hint}')
                 self._done = True
                 raise self._exception from None
         if not self._done:
