@@ -73,6 +73,19 @@ $(B)/python/csrc/%.o: python/csrc/%.c
 $(PYMOD): $(PYOBJ) $(B)/libember.a
 	$(CC) -shared -o $@ $(PYOBJ) $(B)/libember.a $(LDLIBS)
 
+# ember._mpi, the MPI backend of ember.distributed (src/dist/ and its
+# binding python/csrc/dist/): its own extension module, built when Open MPI's
+# development files are there, so that libember and `import ember` never
+# load libmpi (only init_process_group(backend='mpi') does).
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null)
+MPIMOD     := $(if $(MPI_LIBS),python/ember/_mpi$(PYEXT))
+MPIOBJ     := $(patsubst %.c,$(B)/%.o,$(wildcard src/dist/*.c python/csrc/dist/*.c))
+all: $(MPIMOD)
+$(MPIOBJ): CFLAGS += $(MPI_CFLAGS) -I$(PYINC) -fvisibility=hidden
+$(MPIMOD): $(MPIOBJ)
+	$(CC) -shared -o $@ $^ $(MPI_LIBS) -lpthread -lm
+
 # docs/ops.md is generated from the op table, docs/api_coverage.md by comparing
 # the Python package's names with torch's; `make test` checks both are current.
 $(B)/opdoc: tools/opdoc.c $(B)/libember.a
@@ -195,6 +208,6 @@ uninstall:
 	rmdir $(DESTDIR)$(LIBDIR)/cmake 2>/dev/null || true
 
 clean:
-	rm -rf $(B) $(PYMOD)
+	rm -rf $(B) $(PYMOD) $(MPIMOD)
 
--include $(OBJ:.o=.d) $(PYOBJ:.o=.d) $(TOBJ:.o=.d) $(AOBJ:.o=.d) $(ATOBJ:.o=.d)
+-include $(OBJ:.o=.d) $(PYOBJ:.o=.d) $(MPIOBJ:.o=.d) $(TOBJ:.o=.d) $(AOBJ:.o=.d) $(ATOBJ:.o=.d)

@@ -13,14 +13,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class MakeExtension(build_ext):
-    """Builds ember._C by `make` (the same build as a checkout's) and copies it in place."""
+    """Builds ember._C (and ember._mpi, the MPI backend of ember.distributed,
+    when Open MPI's development files are installed) by `make` (the same build
+    as a checkout's) and copies them in place."""
 
     def build_extension(self, ext):
         suffix = sysconfig.get_config_var('EXT_SUFFIX')
-        subprocess.check_call(['make', '-C', HERE, f'python/ember/_C{suffix}', f'PYTHON={os.sys.executable}'])
+        name = ext.name.split('.')[-1]
+        subprocess.check_call(['make', '-C', HERE, f'python/ember/{name}{suffix}', f'PYTHON={os.sys.executable}'])
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copyfile(os.path.join(HERE, 'python', 'ember', f'_C{suffix}'), target)
+        shutil.copyfile(os.path.join(HERE, 'python', 'ember', f'{name}{suffix}'), target)
+
+
+def _has_mpi():
+    return subprocess.run(['pkg-config', '--exists', 'ompi-c'], capture_output=True).returncode == 0 \
+        if shutil.which('pkg-config') else False
 
 
 setup(
@@ -31,7 +39,7 @@ setup(
     license_files=['LICENSE'],
     package_dir={'': 'python'},
     packages=find_packages(where='python'),
-    ext_modules=[Extension('ember._C', sources=[])],
+    ext_modules=[Extension('ember._C', sources=[])] + ([Extension('ember._mpi', sources=[])] if _has_mpi() else []),
     cmdclass={'build_ext': MakeExtension},
     python_requires='>=3.9',
 )

@@ -14,6 +14,7 @@ from .upsampling import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
+from .syncbatchnorm import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .instancenorm import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403

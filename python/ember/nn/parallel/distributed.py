@@ -1,18 +1,288 @@
-"""DistributedDataParallel: not implemented until ember.distributed (the distributed issue)."""
-from ..._stubs import not_implemented
+"""DistributedDataParallel: one model replica per process, gradients
+averaged over the process group during backward.
+
+Parameters are grouped into buckets (bucket_cap_mb, same dtype, in reverse
+registration order at first, then in the order their gradients were ready
+in the first iteration, as rank 0 saw it). A hook after each parameter's
+gradient accumulation copies it into its bucket; a full bucket is
+all-reduced asynchronously at once, in bucket order on every rank (which is
+what keeps the ranks' collectives matched), so communication overlaps the
+rest of backward. The last hook waits for the buckets and writes the
+averages back into .grad."""
+from contextlib import contextmanager
+
+import ember
 from ..modules.module import Module
+
+__all__ = ['DistributedDataParallel', 'DistributedDataParallelCPU']
+
+
+def _dist():
+    import ember.distributed as dist
+    return dist
+
+
+class _Bucket:
+    def __init__(self, indices, params):
+        self.indices = indices
+        self.offsets, at = [], 0
+        for i in indices:
+            self.offsets.append(at)
+            at += params[i].numel()
+        self.flat = ember.zeros(at, dtype=params[indices[0]].dtype)
+        self.pending = len(indices)
+        self.work = None
+
+    def view(self, k, p):
+        return self.flat[self.offsets[k]:self.offsets[k] + p.numel()].view(p.shape)
 
 
 class DistributedDataParallel(Module):
-    @not_implemented('torch.nn.parallel.DistributedDataParallel (it comes with ember.distributed)')
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True,
                  process_group=None, bucket_cap_mb=25, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False):
-        pass
+        super().__init__()
+        dist = _dist()
+        devices = {p.device for p in module.parameters()}
+        if device_ids is not None or output_device is not None:
+            raise ValueError(f'DistributedDataParallel device_ids and output_device arguments only work with '
+                             f'single-device/multiple-device GPU modules or CPU modules, but got device_ids '
+                             f'{device_ids}, output_device {output_device}, and module parameters {devices}.')
+        self.module = module
+        self.process_group = dist.distributed_c10d._group(process_group)
+        self.dim, self.device_ids, self.output_device = dim, None, None
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self.bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)
+        params, seen = [], set()
+        for p in module.parameters():
+            if p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
+        if not params:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
+                               "that requires a gradient.")
+        self._params = params
+        self._verify_same_model()
+        self._sync_states(list(module.parameters()) + list(module.buffers()))
+        self._build_buckets(list(reversed(range(len(params)))))
+        self._order, self._rebuilt = [], False
+        self._hooks = [p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)]
+        self._reset()
 
+    # ---- setup -----------------------------------------------------------------
+    def _verify_same_model(self):
+        dist = _dist()
+        mine = ember.tensor([len(self._params), sum(p.numel() for p in self._params)], dtype=ember.int64)
+        every = ember.empty(2 * self.process_group.size(), dtype=ember.int64)
+        dist.all_gather_into_tensor(every, mine, group=self.process_group)
+        rows = every.view(-1, 2).tolist()
+        for r, row in enumerate(rows):
+            if row != rows[0]:
+                raise RuntimeError(f'DDP expects same model across all ranks, but rank 0 has {rows[0][0]} '
+                                   f'parameters of {rows[0][1]} elements, while rank {r} has {row[0]} of {row[1]}.')
 
-DistributedDataParallel.__ember_not_implemented__ = True
+    def _sync_states(self, tensors):
+        """Rank 0's values into every rank's tensors: one broadcast per dtype."""
+        dist = _dist()
+        by_dtype = {}
+        for t in tensors:
+            by_dtype.setdefault(t.dtype, []).append(t.detach())
+        with ember.no_grad():
+            for ts in by_dtype.values():
+                flat = ember.cat([t.reshape(-1) for t in ts])
+                dist.broadcast(flat, self.process_group._ranks[0], group=self.process_group)
+                if self.process_group.rank() != 0:
+                    at = 0
+                    for t in ts:
+                        t.copy_(flat[at:at + t.numel()].view(t.shape))
+                        at += t.numel()
+
+    def _build_buckets(self, order):
+        """Buckets of parameter indices in `order`, each one dtype, up to the cap."""
+        self._buckets, self._where = [], {}
+        current, size = [], 0
+        for i in order:
+            p = self._params[i]
+            nbytes = p.numel() * p.element_size()
+            if current and (self._params[current[0]].dtype != p.dtype or size + nbytes > self.bucket_bytes_cap):
+                self._buckets.append(_Bucket(current, self._params))
+                current, size = [], 0
+            current.append(i)
+            size += nbytes
+        if current:
+            self._buckets.append(_Bucket(current, self._params))
+        for b, bucket in enumerate(self._buckets):
+            for k, i in enumerate(bucket.indices):
+                self._where[i] = (b, k)
+                if self.gradient_as_bucket_view:
+                    p = self._params[i]
+                    with ember.no_grad():
+                        if p.grad is not None:
+                            bucket.view(k, p).copy_(p.grad)
+                    p.grad = bucket.view(k, p)
+
+    def _rebuild_buckets(self):
+        """After the first iteration: buckets in the order the gradients came, as
+        rank 0 saw it (every rank must bucket alike)."""
+        dist = _dist()
+        seen = set(self._order)
+        order = self._order + [i for i in reversed(range(len(self._params))) if i not in seen]
+        t = ember.tensor(order, dtype=ember.int64)
+        dist.broadcast(t, self.process_group._ranks[0], group=self.process_group)
+        self._build_buckets(t.tolist())
+        self._rebuilt = True
+
+    def _reset(self):
+        self._ready = [False] * len(self._params)
+        self._used = ember.zeros(len(self._params), dtype=ember.int32)
+        for bucket in self._buckets:
+            bucket.pending, bucket.work = len(bucket.indices), None
+        self._next_bucket = 0
+        self._started = False
+
+    # ---- the hooks -------------------------------------------------------------
+    def _hook(self, i):
+        def hook(param):
+            if self.require_backward_grad_sync:
+                self._mark_ready(i, used=True)
+        return hook
+
+    def _mark_ready(self, i, used):
+        if self._ready[i]:
+            raise RuntimeError(f'Expected to mark a variable ready only once. Parameter {i} was marked ready twice '
+                               f'in this iteration: a parameter used in several reentrant backward passes, or a '
+                               f'shared parameter with find_unused_parameters=True, is not supported.')
+        self._started = True
+        self._ready[i] = True
+        if used:
+            self._used[i] = 1
+            if not self._rebuilt:
+                self._order.append(i)
+        b, k = self._where[i]
+        bucket = self._buckets[b]
+        p = self._params[i]
+        view = bucket.view(k, p)
+        with ember.no_grad():
+            if p.grad is None:
+                view.zero_()
+            elif p.grad.data_ptr() != view.data_ptr():
+                view.copy_(p.grad)
+        bucket.pending -= 1
+        while self._next_bucket < len(self._buckets) and self._buckets[self._next_bucket].pending == 0:
+            nb = self._buckets[self._next_bucket]
+            nb.work = _dist().all_reduce(nb.flat, op=_dist().ReduceOp.AVG, group=self.process_group,
+                                         async_op=True)
+            self._next_bucket += 1
+        if self._next_bucket == len(self._buckets):
+            self._finalize()
+
+    def _finalize(self):
+        dist = _dist()
+        used = None
+        if self.find_unused_parameters:  # which parameters got a gradient on some rank
+            used = self._used.clone()
+            dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
+            used = used.tolist()
+        for bucket in self._buckets:
+            bucket.work.wait()
+        with ember.no_grad():
+            for bucket in self._buckets:
+                for k, i in enumerate(bucket.indices):
+                    p = self._params[i]
+                    if used is not None and not used[i]:
+                        continue  # no rank used it: .grad stays as it was
+                    view = bucket.view(k, p)
+                    if self.gradient_as_bucket_view:
+                        if p.grad is None or p.grad.data_ptr() != view.data_ptr():
+                            p.grad = view
+                    elif p.grad is None:
+                        p.grad = view.clone()
+                    else:
+                        p.grad.copy_(view)
+        self._reset()
+
+    # ---- forward -----------------------------------------------------------------
+    def forward(self, *inputs, **kwargs):
+        if self._started:
+            raise RuntimeError(
+                'Expected to have finished reduction in the prior iteration before starting a new one. This error '
+                'indicates that your module has parameters that were not used in producing loss. You can enable '
+                'unused parameter detection by passing the keyword argument `find_unused_parameters=True` to '
+                '`torch.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs '
+                'participate in calculating loss. Parameter indices which did not receive grad: '
+                f'{[i for i, r in enumerate(self._ready) if not r]}')
+        if self._order and not self._rebuilt and ember.is_grad_enabled():
+            self._rebuild_buckets()
+            self._reset()
+        if self.broadcast_buffers and self.require_forward_param_sync:
+            self._sync_states(list(self.module.buffers()))
+        output = self.module(*inputs, **kwargs)
+        if self.find_unused_parameters and ember.is_grad_enabled() and self.require_backward_grad_sync:
+            reached = self._reachable(output)
+            for i, p in enumerate(self._params):
+                if self._key(p) not in reached:
+                    self._mark_ready(i, used=False)
+        return output
+
+    @staticmethod
+    def _key(leaf):
+        """A leaf's identity (AccumulateGrad.variable is a new wrapper of it)."""
+        return (leaf.data_ptr(), tuple(leaf.shape), leaf.dtype)
+
+    @classmethod
+    def _reachable(cls, output):
+        """Keys of the leaves the autograd graph of output reaches."""
+        stack, seen, leaves = [], {}, set()  # seen holds the nodes: their ids stay theirs
+
+        def collect(o):
+            if isinstance(o, ember.Tensor):
+                if o.grad_fn is not None:
+                    stack.append(o.grad_fn)
+                elif o.requires_grad:
+                    leaves.add(cls._key(o))
+            elif isinstance(o, (list, tuple)):
+                for x in o:
+                    collect(x)
+            elif isinstance(o, dict):
+                for x in o.values():
+                    collect(x)
+        collect(output)
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen[id(node)] = node
+            try:
+                leaves.add(cls._key(node.variable))
+            except AttributeError:
+                pass
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    stack.append(nxt)
+        return leaves
+
+    @contextmanager
+    def no_sync(self):
+        """Backward inside it accumulates gradients locally, without communicating;
+        the next synchronized backward averages the accumulated sum."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        raise NotImplementedError('ember: DistributedDataParallel.join (uneven inputs) is not implemented')
+
+    def register_comm_hook(self, state, hook):
+        raise NotImplementedError('ember: DistributedDataParallel.register_comm_hook is not implemented')
 
 
 class DistributedDataParallelCPU(DistributedDataParallel):
-    pass
+    """The old name of DistributedDataParallel on CPU modules."""

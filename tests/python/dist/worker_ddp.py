@@ -1,0 +1,170 @@
+"""Run by test_distributed.py through the launcher (ember.distributed.run
+--nproc_per_node=2): DistributedDataParallel on 2 ranks against the same
+model trained in one process on the combined batch (each rank computes that
+reference itself), no_sync, find_unused_parameters, gradient_as_bucket_view,
+broadcast_buffers and SyncBatchNorm. Any failure raises (exit status 1)."""
+import os
+
+import ember
+import ember.distributed as dist
+from ember import nn
+from ember.nn.parallel import DistributedDataParallel as DDP
+
+assert os.environ['WORLD_SIZE'] == '2' and os.environ['LOCAL_RANK'] == os.environ['RANK']
+assert os.environ['MASTER_ADDR'] and os.environ['MASTER_PORT']
+dist.init_process_group('gloo')  # as a PyTorch CPU script would: it runs on MPI
+assert dist.get_backend() == 'mpi'
+R, W = dist.get_rank(), dist.get_world_size()
+assert R == int(os.environ['RANK'])
+
+
+def cnn():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 8, 5), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 4 * 4, 32), nn.ReLU(), nn.Linear(32, 10))
+
+
+def close(a, b, what, tol=2e-5):
+    """Parameters equal to float32 rounding: within tol of the largest |value|."""
+    for (n, x), y in zip(a.named_parameters(), b.parameters()):
+        err, scale = (x - y).abs().max().item(), y.abs().max().item()
+        if os.environ.get('SHOW'):
+            print(what, n, err, scale)
+        if err > tol * max(scale, 1.0):
+            raise AssertionError(f'{what}: {n} differs by {err} (largest |value| {scale})')
+
+
+# --- 50 SGD steps of a LeNet-style CNN on Fashion-MNIST (its first 1600 test
+# images when dataset-fashion-mnist is installed), 16 images per rank a step,
+# each rank's through DistributedSampler; the reference takes both ranks' 32
+try:
+    from ember.utils.data.datasets import FashionMNIST
+    ds = FashionMNIST(train=False)
+    X = (ds.data[:1600].float().div(255).sub(0.2860).div(0.3530)).unsqueeze(1)
+    Y = ds.targets[:1600].long()
+except (OSError, ValueError, RuntimeError):
+    ember.manual_seed(123)
+    X, Y = ember.randn(1600, 1, 28, 28), ember.randint(0, 10, (1600,))
+data = ember.utils.data.TensorDataset(X, Y)
+sampler = ember.utils.data.DistributedSampler(data, shuffle=False)
+assert len(sampler) == 800 and list(sampler)[:3] == [R, R + 2, R + 4]
+loader = ember.utils.data.DataLoader(data, batch_size=16, sampler=sampler)
+ref, split, model = cnn(), cnn(), cnn()
+for p in model.parameters():   # different starting points: DDP must broadcast rank 0's
+    if R:
+        p.data.add_(1.0)
+ddp = DDP(model, bucket_cap_mb=0.01)
+assert len(ddp._buckets) > 1
+opt_ref = ember.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
+opt_split = ember.optim.SGD(split.parameters(), lr=0.05, momentum=0.9)
+opt = ember.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+loss_fn = nn.CrossEntropyLoss()
+for step, (x, y) in enumerate(loader):
+    if step == 50:
+        break
+    xs, ys = X[32 * step:32 * step + 32], Y[32 * step:32 * step + 32]
+    opt_ref.zero_grad()
+    loss_fn(ref(xs), ys).backward()
+    opt_ref.step()
+    # the same mean loss, summed as the two ranks do: the float32 roundings match DDP's
+    opt_split.zero_grad()
+    ((loss_fn(split(xs[0::2]), ys[0::2]) + loss_fn(split(xs[1::2]), ys[1::2])) / 2).backward()
+    opt_split.step()
+    opt.zero_grad()
+    loss_fn(ddp(x), y).backward()
+    opt.step()
+close(model, split, 'DDP CNN after 50 steps vs the split-batch reference', tol=1e-6)
+close(model, ref, 'DDP CNN after 50 steps vs the combined batch', tol=5e-4)  # 50 steps amplify roundings
+
+# --- no_sync: two local micro-batches, then one synchronized step == one big step
+ref, model = cnn(), cnn()
+ddp = DDP(model, gradient_as_bucket_view=True)
+x, y = ember.randn(2, 8, 1, 28, 28), ember.randint(0, 10, (2, 8))
+for k in range(2):
+    loss_fn(ref(x[k]), y[k]).backward()
+with ddp.no_sync():
+    loss_fn(ddp(x[0][4 * R:4 * R + 4]), y[0][4 * R:4 * R + 4]).backward()
+mine = [p.grad.clone() for p in model.parameters()]
+loss_fn(ddp(x[1][4 * R:4 * R + 4]), y[1][4 * R:4 * R + 4]).backward()
+for p, q, m in zip(model.parameters(), ref.parameters(), mine):
+    assert ember.allclose(p.grad, q.grad, rtol=2e-5, atol=2e-5), 'no_sync accumulation'
+assert not ember.allclose(mine[0], ref.parameters().__next__().grad), 'no_sync did not communicate'
+
+
+# --- find_unused_parameters: rank 0 uses a branch rank 1 does not; one layer no rank uses
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        ember.manual_seed(1)
+        self.a, self.b, self.never = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x, use_b):
+        h = self.a(x)
+        return self.b(h) if use_b else h
+
+
+ref, model = Branchy(), Branchy()
+ddp = DDP(model, find_unused_parameters=True)
+x = ember.randn(2, 3, 4)
+for it in range(2):
+    for p in list(ref.parameters()) + list(model.parameters()):
+        p.grad = None
+    sum(ref(x[r], r == 0).pow(2).mean() for r in range(W)).div(W).backward()
+    ddp(x[R], R == 0).pow(2).mean().backward()
+    for (n, p), q in zip(model.named_parameters(), ref.parameters()):
+        if n.startswith('never'):
+            assert p.grad is None, n
+        else:
+            assert ember.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6), f'find_unused_parameters: {n}'
+
+# --- without find_unused_parameters an unused parameter is reported at the next forward
+ddp = DDP(Branchy())
+ddp(x[R], True).sum().backward()  # `never` gets no gradient
+try:
+    ddp(x[R], True)
+    raise AssertionError('no error for an unused parameter')
+except RuntimeError as e:
+    assert 'Expected to have finished reduction' in str(e)
+
+
+# --- broadcast_buffers: rank 0's buffers at every forward
+class WithBuffer(nn.Linear):
+    def __init__(self):
+        super().__init__(2, 2)
+        self.register_buffer('count', ember.zeros(1))
+
+
+m = WithBuffer()
+ddp = DDP(m)
+m.count.fill_(R + 5)
+ddp(ember.ones(1, 2))
+assert m.count.item() == 5, 'broadcast_buffers'
+
+
+# --- SyncBatchNorm == BatchNorm on the combined batch (values, running stats, training)
+def bn_net():
+    ember.manual_seed(2)
+    return nn.Sequential(nn.Linear(5, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 3))
+
+
+ref, model = bn_net(), nn.SyncBatchNorm.convert_sync_batchnorm(bn_net())
+assert isinstance(model[1], nn.SyncBatchNorm)
+ddp = DDP(model)
+o_ref, o = ember.optim.SGD(ref.parameters(), lr=0.1), ember.optim.SGD(ddp.parameters(), lr=0.1)
+X = ember.randn(5, 8, 5)
+for step in range(5):
+    o_ref.zero_grad()
+    ref(X[step]).pow(2).mean().backward()
+    o_ref.step()
+    o.zero_grad()
+    out = ddp(X[step][4 * R:4 * R + 4])
+    out.pow(2).mean().backward()
+    o.step()
+close(model, ref, 'SyncBatchNorm training', tol=1e-5)
+assert ember.allclose(model[1].running_mean, ref[1].running_mean, atol=1e-6)
+assert ember.allclose(model[1].running_var, ref[1].running_var, atol=1e-6)
+assert model[1].num_batches_tracked.item() == 5
+model.eval(), ref.eval()
+assert ember.allclose(model(X[0]), ref(X[0]), atol=1e-5)
+dist.destroy_process_group()
+print(f'rank {R}: DDP checks passed')
