@@ -1,7 +1,8 @@
 /* CPU kernels of max and average pooling over (planes, d, h, w) contiguous tensors (the op
  * layer, src/nn/pool.c, passes the geometry in c->arg). One 3-d window loop serves 1-d, 2-d
  * and 3-d pooling; 2x2 stride-2 max pooling (LeNet, ResNet) has its own loop. Planes run in
- * parallel above a grain (run_planes). Max: NaN wins, ties keep the first; indices are flat in the plane. */
+ * parallel above a grain (run_planes). Max: NaN wins, ties keep the first; indices are flat
+ * in the plane. */
 #include "cpu.h"
 #include "../nn/pool_call.h"
 #include <stdatomic.h>
@@ -243,7 +244,7 @@ POOL_KERNELS(f64, double, uint64_t)
         T *y = (T *)em_tensor_data(j->c->out[0]);                                                    \
         int64_t *ind = (int64_t *)em_tensor_data(j->c->out[1]), pi = j->pi, po = j->po;              \
         const int nd = (int)j->c->i[0];                                                              \
-        int64_t *starts = malloc((size_t)(g->out[0] + g->out[1] + g->out[2]) * sizeof *starts), *st[3]; \
+        int64_t *st[3], *starts = malloc((size_t)(g->out[0] + g->out[1] + g->out[2]) * sizeof *starts); \
         if (!starts) {                                                                               \
             atomic_store(&j->failed, true);                                                          \
             return;                                                                                  \
@@ -251,8 +252,8 @@ POOL_KERNELS(f64, double, uint64_t)
         st[0] = starts, st[1] = starts + g->out[0], st[2] = st[1] + g->out[1];                       \
         for (int64_t pl = begin; pl < end; pl++) {                                                   \
             for (int k = 0; k < 3; k++)                                                              \
-                intervals_##DT(k < 3 - nd ? 0 : u[pl * nd + (nd == 3 ? k : 2 - k)], g->in[k], g->out[k], g->k[k], \
-                               st[k]);                                                               \
+                intervals_##DT(k < 3 - nd ? 0 : u[pl * nd + (nd == 3 ? k : 2 - k)], g->in[k], g->out[k], \
+                               g->k[k], st[k]);                                                      \
             const T *xp = x + pl * pi;                                                               \
             int64_t o = pl * po;                                                                     \
             for (int64_t od = 0; od < g->out[0]; od++)                                               \
@@ -278,28 +279,24 @@ POOL_KERNELS(f64, double, uint64_t)
 FRACTIONAL_KERNEL(f32, float)
 FRACTIONAL_KERNEL(f64, double)
 
-/* The planes of pooling geometry g: a job and the cost of one plane (output x window). */
-static planes_job pool_job(const em_call *c, bool back, int64_t *work)
+/* Runs a pooling kernel over the planes of c's geometry (c->arg); false when a chunk failed. */
+static bool run_pool(const em_call *c, bool back, em_range_fn f32, em_range_fn f64)
 {
     const em_pool_geom *g = c->arg;
-    *work = plane_out(g) * window(g);
-    return (planes_job){.c = c, .g = g, .pi = plane_in(g), .po = plane_out(g), .back = back};
+    planes_job j = {.c = c, .g = g, .pi = plane_in(g), .po = plane_out(g), .back = back};
+    return run_planes(&j, g->planes, j.po * window(g), f32, f64);
 }
 
 em_status cpu_fractional_max_pool(const em_call *c)
 {
-    int64_t work;
-    planes_job j = pool_job(c, false, &work);
-    if (!run_planes(&j, j.g->planes, work, fractional_planes_f32, fractional_planes_f64))
+    if (!run_pool(c, false, fractional_planes_f32, fractional_planes_f64))
         return em_fail(EM_ERR_MEMORY, "fractional_max_pool: out of memory");
     return EM_OK;
 }
 
 em_status cpu_max_pool(const em_call *c)
 {
-    int64_t work;
-    planes_job j = pool_job(c, false, &work);
-    run_planes(&j, j.g->planes, work, max_planes_f32, max_planes_f64);
+    run_pool(c, false, max_planes_f32, max_planes_f64);
     return EM_OK;
 }
 
@@ -315,16 +312,12 @@ em_status cpu_max_pool_backward(const em_call *c)
 
 em_status cpu_avg_pool(const em_call *c)
 {
-    int64_t work;
-    planes_job j = pool_job(c, false, &work);
-    run_planes(&j, j.g->planes, work, avg_planes_f32, avg_planes_f64);
+    run_pool(c, false, avg_planes_f32, avg_planes_f64);
     return EM_OK;
 }
 
 em_status cpu_avg_pool_backward(const em_call *c)
 {
-    int64_t work;
-    planes_job j = pool_job(c, true, &work);
-    run_planes(&j, j.g->planes, work, avg_planes_f32, avg_planes_f64);
+    run_pool(c, true, avg_planes_f32, avg_planes_f64);
     return EM_OK;
 }
