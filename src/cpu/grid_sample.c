@@ -1,7 +1,7 @@
 /* CPU kernels of grid_sample and grid_sample_backward (op layer: src/nn/grid_sample.c): each
  * output point reads a few input taps (2^nd for (tri)linear, 1 nearest, 4 x 4 bicubic) whose
  * offsets and weights are computed once and used for every channel. The per-dtype code is the
- * template grid_sample_impl.h. */
+ * template grid_sample_impl.h; output points (backward: batch elements) split over the pool. */
 #include "cpu.h"
 #include "ember/pool.h"
 #include <stdint.h>
@@ -49,10 +49,8 @@ em_status cpu_grid_sample(const em_call *c)
 {
     gs_geom q = geom_of(c, 0);
     q.out0 = em_tensor_data(c->out[0]);
-    if (c->dtype == EM_F64)
-        grid_forward_f64(&q);
-    else
-        grid_forward_f32(&q);
+    em_range_fn fn = c->dtype == EM_F64 ? grid_forward_f64 : grid_forward_f32;
+    em_parallel_for(q.N * q.P, (q.C + 1) * 4, EM_GRAIN_WINDOW, fn, &q);
     return EM_OK;
 }
 
@@ -62,9 +60,7 @@ em_status cpu_grid_sample_backward(const em_call *c)
     q.grad = em_tensor_data(c->in[0]);
     q.out0 = em_tensor_data(c->out[0]);
     q.out1 = em_tensor_data(c->out[1]);
-    if (c->dtype == EM_F64)
-        grid_backward_f64(&q);
-    else
-        grid_backward_f32(&q);
+    em_range_fn fn = c->dtype == EM_F64 ? grid_backward_f64 : grid_backward_f32;
+    em_parallel_for(q.N, q.P * (q.C + 1) * 8, EM_GRAIN_WINDOW, fn, &q);
     return EM_OK;
 }

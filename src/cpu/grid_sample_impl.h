@@ -171,13 +171,14 @@ static void FN(point_taps)(const T *g, const int64_t *sz, const int64_t *st, int
         FN(linear_taps)(x, dx, sz, st, nd, tp);
 }
 
-static void FN(grid_forward)(const gs_geom *q)
+/* Output points [begin, end) of the N * P (a range function of the pool; ctx: a gs_geom). */
+static void FN(grid_forward)(void *ctx, int64_t begin, int64_t end)
 {
+    const gs_geom *q = ctx;
     const T *in = q->input, *grid = q->grid;
     T *out = q->out0;
-    int64_t N = q->N, C = q->C, P = q->P, plane = q->plane;
-    _Pragma("omp parallel for schedule(static) if (N * P * (C + 1) * 4 > EM_GRAIN)")
-    for (int64_t np = 0; np < N * P; np++) {
+    int64_t C = q->C, P = q->P, plane = q->plane;
+    for (int64_t np = begin; np < end; np++) {
         int64_t n = np / P, p = np % P;
         FN(taps) tp;
         FN(point_taps)(grid + np * q->nd, q->sz, q->st, q->nd, q->mode, q->pad, q->align, &tp);
@@ -192,16 +193,17 @@ static void FN(grid_forward)(const gs_geom *q)
     }
 }
 
-/* grad_input accumulates scattered adds: each batch element has its own slice, so threads split
- * the batch (never the channels: every channel adds into the same grid gradient). */
-static void FN(grid_backward)(const gs_geom *q)
+/* Batch elements [begin, end). grad_input accumulates scattered adds: each batch element has its
+ * own slice, so chunks split the batch (never the channels: every channel adds into the same
+ * grid gradient). */
+static void FN(grid_backward)(void *ctx, int64_t begin, int64_t end)
 {
+    const gs_geom *q = ctx;
     const T *in = q->input, *grid = q->grid, *gout = q->grad;
     T *gin = q->out0, *ggrid = q->out1;
-    int64_t N = q->N, C = q->C, P = q->P, plane = q->plane;
+    int64_t C = q->C, P = q->P, plane = q->plane;
     int nd = q->nd;
-    _Pragma("omp parallel for schedule(static) if (N > 1 && N * P * (C + 1) * 8 > EM_GRAIN)")
-    for (int64_t n = 0; n < N; n++) {
+    for (int64_t n = begin; n < end; n++) {
         T *gx = gin + n * C * plane;
         memset(gx, 0, (size_t)(C * plane) * sizeof(T));
         for (int64_t p = 0; p < P; p++) {

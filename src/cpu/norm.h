@@ -67,8 +67,4 @@ static inline char *norm_elem(const em_tensor *t, int64_t i)
     return em_tensor_data(t) + off * (int64_t)em_dtypes[t->dtype].size;
 }
 
-/* Work splits over threads only above EM_GRAIN elements, and when there is
- * more than one task. */
-static inline bool norm_parallel(int64_t work, int64_t tasks) { return work >= EM_GRAIN && tasks > 1; }
-
 #endif

@@ -1,5 +1,5 @@
 /* CPU kernels of batch_norm and batch_norm_backward (layout in
- * src/nn/norm_call.h): one task per channel, over threads above a grain.
+ * src/nn/norm_call.h): one task per channel, over the pool above a grain.
  * A channel's values are N runs of S contiguous elements; its statistics come
  * from those runs (Note [Stable statistics] in norm.h), and its output is one
  * multiply-add per element. */
@@ -38,8 +38,9 @@
             for (int64_t i = 0; i < S; i++) yp[i] = (xp[i] - mean) * a + b;                          \
         }                                                                                         \
     }                                                                                             \
-    static void bn_forward_##DT(const em_call *c)                                                 \
+    static void bn_forward_channels_##DT(void *ctx, int64_t begin, int64_t end)                   \
     {                                                                                             \
+        const em_call *c = ctx;                                                                   \
         const int64_t N = c->i[0], C = c->i[1], S = c->i[2], M = N * S;                           \
         const bool training = c->i[3];                                                            \
         const double momentum = c->f[0], eps = c->f[1];                                           \
@@ -48,8 +49,7 @@
         const T *b = (const T *)em_tensor_data(c->in[2]);                                         \
         T *y = (T *)em_tensor_data(c->out[0]), *smean = (T *)em_tensor_data(c->out[1]);           \
         T *sinv = (T *)em_tensor_data(c->out[2]);                                                 \
-        _Pragma("omp parallel for schedule(static) if (norm_parallel(N * C * S, C))")            \
-        for (int64_t ch = 0; ch < C; ch++) {                                                      \
+        for (int64_t ch = begin; ch < end; ch++) {                                                \
             double mean, var;                                                                     \
             if (training) {                                                                       \
                 bn_stats_##DT(x, N, C, S, ch, &mean, &var);                                       \
@@ -100,8 +100,9 @@
             for (int64_t i = 0; i < S; i++) op[i] = gp[i] * k1 + (xp[i] - mean) * k2 + k3;        \
         }                                                                                         \
     }                                                                                             \
-    static void bn_backward_##DT(const em_call *c)                                                \
+    static void bn_backward_channels_##DT(void *ctx, int64_t begin, int64_t end)                  \
     {                                                                                             \
+        const em_call *c = ctx;                                                                   \
         const int64_t N = c->i[0], C = c->i[1], S = c->i[2];                                      \
         const double M = (double)(N * S);                                                         \
         const bool training = c->i[3];                                                            \
@@ -112,8 +113,7 @@
         T *gw = c->out[1] ? (T *)em_tensor_data(c->out[1]) : NULL;                                \
         T *gb = c->out[2] ? (T *)em_tensor_data(c->out[2]) : NULL;                                \
         const bool sums = gw || gb || (gx && training);                                           \
-        _Pragma("omp parallel for schedule(static) if (norm_parallel(N * C * S, C))")            \
-        for (int64_t ch = 0; ch < C; ch++) {                                                      \
+        for (int64_t ch = begin; ch < end; ch++) {                                                \
             double sdy = 0, sdyx = 0, iv = inv[ch];                                               \
             if (sums) bn_grad_sums_##DT(dy, x, N, C, S, ch, mean[ch], &sdy, &sdyx);               \
             if (gw) gw[ch] = (T)(sdyx * iv);                                                      \
@@ -130,16 +130,20 @@
 BATCH_NORM_FNS(F32, float)
 BATCH_NORM_FNS(F64, double)
 
+/* The channels split over the pool above EM_GRAIN_ROWS, each by one chunk. */
+static void run_channels(const em_call *c, em_range_fn f32, em_range_fn f64)
+{
+    em_parallel_for(c->i[1], c->i[0] * c->i[2], EM_GRAIN_ROWS, c->dtype == EM_F32 ? f32 : f64, (void *)c);
+}
+
 em_status cpu_batch_norm(const em_call *c)
 {
-    if (c->dtype == EM_F32) bn_forward_F32(c);
-    else bn_forward_F64(c);
+    run_channels(c, bn_forward_channels_F32, bn_forward_channels_F64);
     return EM_OK;
 }
 
 em_status cpu_batch_norm_backward(const em_call *c)
 {
-    if (c->dtype == EM_F32) bn_backward_F32(c);
-    else bn_backward_F64(c);
+    run_channels(c, bn_backward_channels_F32, bn_backward_channels_F64);
     return EM_OK;
 }

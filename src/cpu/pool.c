@@ -1,15 +1,31 @@
 /* CPU kernels of max and average pooling over (planes, d, h, w) contiguous tensors (the op
  * layer, src/nn/pool.c, passes the geometry in c->arg). One 3-d window loop serves 1-d, 2-d
  * and 3-d pooling; 2x2 stride-2 max pooling (LeNet, ResNet) has its own loop. Planes run in
- * parallel above a grain. Max: NaN wins, ties keep the first; indices are flat in the plane. */
+ * parallel above a grain (run_planes). Max: NaN wins, ties keep the first; indices are flat
+ * in the plane. */
 #include "cpu.h"
 #include "../nn/pool_call.h"
+#include <stdatomic.h>
 #include <stdlib.h>
 
-/* `work`: a local holding the per-plane cost */
-#define PLANE_LOOP(g)                                                                              \
-    _Pragma("omp parallel for schedule(static) if (g->planes * work > EM_GRAIN)")                  \
-    for (int64_t pl = 0; pl < g->planes; pl++)
+/* The planes of one call, split over the pool: a range function of each kernel below runs
+ * planes [begin, end), each plane written by one chunk only. */
+typedef struct planes_job {
+    const em_call *c;
+    const em_pool_geom *g; /* NULL for max_pool_backward */
+    int64_t pi, po;        /* elements of an input and of an output plane */
+    bool back;             /* avg_pool: the backward */
+    _Atomic bool failed;   /* an index outside its plane; out of memory */
+} planes_job;
+
+/* Runs f32 or f64 (by c's dtype) over `planes` planes of `work` each (output x window);
+ * false when a chunk failed (reported by the caller: an em_fail on a worker is lost). */
+static bool run_planes(planes_job *j, int64_t planes, int64_t work, em_range_fn f32, em_range_fn f64)
+{
+    atomic_init(&j->failed, false);
+    em_parallel_for(planes, work, EM_GRAIN_WINDOW, j->c->dtype == EM_F64 ? f64 : f32, j);
+    return !atomic_load(&j->failed);
+}
 
 static int64_t plane_in(const em_pool_geom *g) { return g->in[0] * g->in[1] * g->in[2]; }
 static int64_t plane_out(const em_pool_geom *g) { return g->out[0] * g->out[1] * g->out[2]; }
@@ -83,9 +99,9 @@ TAKE_IF(f64, double, uint64_t)
                     ind[o] = bi < 0 ? 0 : bi;                                                        \
                 }                                                                                    \
     }                                                                                                \
-    /* 2x2 windows, stride 2, no padding: four loads per output, in PyTorch's scan order (a   \
-     * later value wins when greater or nan). After relu the comparisons are coin flips, so   \
-     * the choice is made on the bits (take_if), not by a branch the CPU would mispredict. */  \
+    /* 2x2 windows, stride 2, no padding: four loads per output, in PyTorch's scan order (a          \
+     * later value wins when greater or nan). After relu the comparisons are coin flips, so          \
+     * the choice is made on the bits (take_if), not by a branch the CPU would mispredict. */        \
     EM_SIMD static void max_plane_2x2_##DT(const T *x, T *y, int64_t *ind, const em_pool_geom *g)    \
     {                                                                                                \
         int64_t W = g->in[2], OW = g->out[2];                                                        \
@@ -117,31 +133,29 @@ TAKE_IF(f64, double, uint64_t)
             }                                                                                        \
         }                                                                                            \
     }                                                                                                \
-    static void max_pool_##DT(const em_call *c, const em_pool_geom *g)                               \
+    static void max_planes_##DT(void *ctx, int64_t begin, int64_t end)                               \
     {                                                                                                \
-        const T *x = (const T *)em_tensor_data(c->in[0]);                                            \
-        T *y = (T *)em_tensor_data(c->out[0]);                                                       \
-        int64_t *ind = (int64_t *)em_tensor_data(c->out[1]), pi = plane_in(g), po = plane_out(g);   \
-        bool fast = is_2x2(g);                                                                       \
-        int64_t work = po * window(g);                                                              \
-        PLANE_LOOP(g)                                                                \
-        {                                                                                            \
-            if (fast) max_plane_2x2_##DT(x + pl * pi, y + pl * po, ind + pl * po, g);                \
-            else max_plane_##DT(x + pl * pi, y + pl * po, ind + pl * po, g);                         \
+        const planes_job *j = ctx;                                                                   \
+        const T *x = (const T *)em_tensor_data(j->c->in[0]);                                         \
+        T *y = (T *)em_tensor_data(j->c->out[0]);                                                    \
+        int64_t *ind = (int64_t *)em_tensor_data(j->c->out[1]), pi = j->pi, po = j->po;              \
+        const bool fast = is_2x2(j->g);                                                              \
+        for (int64_t pl = begin; pl < end; pl++) {                                                   \
+            if (fast) max_plane_2x2_##DT(x + pl * pi, y + pl * po, ind + pl * po, j->g);             \
+            else max_plane_##DT(x + pl * pi, y + pl * po, ind + pl * po, j->g);                      \
         }                                                                                            \
     }                                                                                                \
-    /* max_pool_backward: gin = 0, then gin[ind[o]] += g[o] in each plane; false when an index \
-     * falls outside its plane (a caller's indices: skipped, and the fresh output is dropped) */ \
-    static bool max_backward_##DT(const em_call *c)                                                 \
+    /* max_pool_backward: gin = 0, then gin[ind[o]] += g[o] in each plane; fails when an index       \
+     * falls outside its plane (a caller's indices: skipped, and the fresh output is dropped) */     \
+    static void max_backward_planes_##DT(void *ctx, int64_t begin, int64_t end)                      \
     {                                                                                                \
-        const T *g = (const T *)em_tensor_data(c->in[0]);                                           \
-        const int64_t *ind = (const int64_t *)em_tensor_data(c->in[1]);                              \
-        T *gin = (T *)em_tensor_data(c->out[0]);                                                     \
-        int64_t po = trailing(c->in[0], (int)c->i[0]), pi = trailing(c->out[0], (int)c->i[0]);       \
-        int64_t planes = pi ? em_numel(c->out[0]) / pi : 0;                                          \
+        planes_job *j = ctx;                                                                         \
+        const T *g = (const T *)em_tensor_data(j->c->in[0]);                                         \
+        const int64_t *ind = (const int64_t *)em_tensor_data(j->c->in[1]);                           \
+        T *gin = (T *)em_tensor_data(j->c->out[0]);                                                  \
+        const int64_t pi = j->pi, po = j->po;                                                        \
         bool bad = false;                                                                            \
-        _Pragma("omp parallel for schedule(static) reduction(|| : bad) if (planes * (pi + po) > EM_GRAIN)") \
-        for (int64_t pl = 0; pl < planes; pl++) {                                                    \
+        for (int64_t pl = begin; pl < end; pl++) {                                                   \
             T *dst = gin + pl * pi;                                                                  \
             const T *src = g + pl * po;                                                              \
             const int64_t *ix = ind + pl * po;                                                       \
@@ -151,7 +165,7 @@ TAKE_IF(f64, double, uint64_t)
                 else bad = true;                                                                     \
             }                                                                                        \
         }                                                                                            \
-        return !bad;                                                                                 \
+        if (bad) atomic_store(&j->failed, true);                                                     \
     }                                                                                                \
     /* avg_pool (backward when `back`: gin[window] += g / divisor, gin zeroed first) */              \
     static void avg_plane_##DT(const T *src, T *dst, const em_pool_geom *g, bool back)               \
@@ -193,16 +207,15 @@ TAKE_IF(f64, double, uint64_t)
                     }                                                                                \
                 }                                                                                    \
     }                                                                                                \
-    static void avg_pool_##DT(const em_call *c, const em_pool_geom *g, bool back)                    \
+    static void avg_planes_##DT(void *ctx, int64_t begin, int64_t end)                               \
     {                                                                                                \
-        const T *src = (const T *)em_tensor_data(c->in[0]);                                          \
-        T *dst = (T *)em_tensor_data(c->out[0]);                                                     \
-        int64_t pi = plane_in(g), po = plane_out(g);                                                 \
-        int64_t work = po * window(g);                                                              \
-        PLANE_LOOP(g)                                                                \
-        {                                                                                            \
-            if (back) avg_plane_##DT(src + pl * po, dst + pl * pi, g, true);                         \
-            else avg_plane_##DT(src + pl * pi, dst + pl * po, g, false);                             \
+        const planes_job *j = ctx;                                                                   \
+        const T *src = (const T *)em_tensor_data(j->c->in[0]);                                       \
+        T *dst = (T *)em_tensor_data(j->c->out[0]);                                                  \
+        const int64_t pi = j->pi, po = j->po;                                                        \
+        for (int64_t pl = begin; pl < end; pl++) {                                                   \
+            if (j->back) avg_plane_##DT(src + pl * po, dst + pl * pi, j->g, true);                   \
+            else avg_plane_##DT(src + pl * pi, dst + pl * po, j->g, false);                          \
         }                                                                                            \
     }
 
@@ -213,7 +226,7 @@ POOL_KERNELS(f64, double, uint64_t)
  * them, in T: start i = int((i + u) alpha) - int(u alpha), alpha = (in - k) / (out - 1), the
  * last window flush with the input's end. Samples are (planes, nd): for 2-d, u[0] steps the
  * width and u[1] the height; for 3-d, u[0..2] time, height, width (PyTorch's orders). */
-#define FRACTIONAL_KERNEL(DT, T)                                                                      \
+#define FRACTIONAL_KERNEL(DT, T)                                                                     \
     static void intervals_##DT(T u, int64_t in, int64_t out, int64_t k, int64_t *start)              \
     {                                                                                                \
         if (out > 1) {                                                                               \
@@ -222,80 +235,89 @@ POOL_KERNELS(f64, double, uint64_t)
         }                                                                                            \
         start[out - 1] = in - k;                                                                     \
     }                                                                                                \
-    static bool fractional_##DT(const em_call *c, const em_pool_geom *g)                             \
+    /* scratch per chunk: the window starts of a plane */                                            \
+    static void fractional_planes_##DT(void *ctx, int64_t begin, int64_t end)                        \
     {                                                                                                \
-        const T *x = (const T *)em_tensor_data(c->in[0]), *u = (const T *)em_tensor_data(c->in[1]);  \
-        T *y = (T *)em_tensor_data(c->out[0]);                                                       \
-        int64_t *ind = (int64_t *)em_tensor_data(c->out[1]), pi = plane_in(g), po = plane_out(g);   \
-        const int nd = (int)c->i[0];                                                                 \
-        const int64_t nstarts = g->out[0] + g->out[1] + g->out[2], work = po * window(g);            \
-        bool ok = true;                                                                              \
-        _Pragma("omp parallel if (g->planes * work > EM_GRAIN)")                                     \
-        {                                                                                            \
-            int64_t *starts = malloc((size_t)nstarts * sizeof *starts), *st[3];                      \
-            if (!starts) ok = false;                                                                 \
-            st[0] = starts, st[1] = starts + g->out[0], st[2] = st[1] + g->out[1];                   \
-            _Pragma("omp for schedule(static)")                                                      \
-            for (int64_t pl = 0; pl < g->planes; pl++) {                                             \
-                if (!starts) continue;                                                               \
-                for (int j = 0; j < 3; j++)                                                          \
-                    intervals_##DT(j < 3 - nd ? 0 : u[pl * nd + (nd == 3 ? j : 2 - j)], g->in[j], g->out[j], \
-                                   g->k[j], st[j]);                                                  \
-                const T *xp = x + pl * pi;                                                           \
-                int64_t o = pl * po;                                                                 \
-                for (int64_t od = 0; od < g->out[0]; od++)                                           \
-                    for (int64_t oh = 0; oh < g->out[1]; oh++)                                       \
-                        for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                            \
-                            int64_t d0 = st[0][od], h0 = st[1][oh], w0 = st[2][ow];                  \
-                            int64_t bi = (d0 * g->in[1] + h0) * g->in[2] + w0;                       \
-                            T best = -INFINITY;                                                      \
-                            for (int64_t id = d0; id < d0 + g->k[0]; id++)                           \
-                                for (int64_t ih = h0; ih < h0 + g->k[1]; ih++)                       \
-                                    for (int64_t iw = w0; iw < w0 + g->k[2]; iw++) {                 \
-                                        int64_t at = (id * g->in[1] + ih) * g->in[2] + iw;           \
-                                        T v = xp[at];                                                \
-                                        if (v > best || v != v) best = v, bi = at;                   \
-                                    }                                                                \
-                            y[o] = best;                                                             \
-                            ind[o] = bi;                                                             \
-                        }                                                                            \
-            }                                                                                        \
-            free(starts);                                                                            \
+        planes_job *j = ctx;                                                                         \
+        const em_pool_geom *g = j->g;                                                                \
+        const T *x = (const T *)em_tensor_data(j->c->in[0]), *u = (const T *)em_tensor_data(j->c->in[1]); \
+        T *y = (T *)em_tensor_data(j->c->out[0]);                                                    \
+        int64_t *ind = (int64_t *)em_tensor_data(j->c->out[1]), pi = j->pi, po = j->po;              \
+        const int nd = (int)j->c->i[0];                                                              \
+        int64_t *st[3], *starts = malloc((size_t)(g->out[0] + g->out[1] + g->out[2]) * sizeof *starts); \
+        if (!starts) {                                                                               \
+            atomic_store(&j->failed, true);                                                          \
+            return;                                                                                  \
         }                                                                                            \
-        return ok;                                                                                   \
+        st[0] = starts, st[1] = starts + g->out[0], st[2] = st[1] + g->out[1];                       \
+        for (int64_t pl = begin; pl < end; pl++) {                                                   \
+            for (int k = 0; k < 3; k++)                                                              \
+                intervals_##DT(k < 3 - nd ? 0 : u[pl * nd + (nd == 3 ? k : 2 - k)], g->in[k], g->out[k], \
+                               g->k[k], st[k]);                                                      \
+            const T *xp = x + pl * pi;                                                               \
+            int64_t o = pl * po;                                                                     \
+            for (int64_t od = 0; od < g->out[0]; od++)                                               \
+                for (int64_t oh = 0; oh < g->out[1]; oh++)                                           \
+                    for (int64_t ow = 0; ow < g->out[2]; ow++, o++) {                                \
+                        int64_t d0 = st[0][od], h0 = st[1][oh], w0 = st[2][ow];                      \
+                        int64_t bi = (d0 * g->in[1] + h0) * g->in[2] + w0;                           \
+                        T best = -INFINITY;                                                          \
+                        for (int64_t id = d0; id < d0 + g->k[0]; id++)                               \
+                            for (int64_t ih = h0; ih < h0 + g->k[1]; ih++)                           \
+                                for (int64_t iw = w0; iw < w0 + g->k[2]; iw++) {                     \
+                                    int64_t at = (id * g->in[1] + ih) * g->in[2] + iw;               \
+                                    T v = xp[at];                                                    \
+                                    if (v > best || v != v) best = v, bi = at;                       \
+                                }                                                                    \
+                        y[o] = best;                                                                 \
+                        ind[o] = bi;                                                                 \
+                    }                                                                                \
+        }                                                                                            \
+        free(starts);                                                                                \
     }
+
 FRACTIONAL_KERNEL(f32, float)
 FRACTIONAL_KERNEL(f64, double)
 
+/* Runs a pooling kernel over the planes of c's geometry (c->arg); false when a chunk failed. */
+static bool run_pool(const em_call *c, bool back, em_range_fn f32, em_range_fn f64)
+{
+    const em_pool_geom *g = c->arg;
+    planes_job j = {.c = c, .g = g, .pi = plane_in(g), .po = plane_out(g), .back = back};
+    return run_planes(&j, g->planes, j.po * window(g), f32, f64);
+}
+
 em_status cpu_fractional_max_pool(const em_call *c)
 {
-    bool ok = c->dtype == EM_F64 ? fractional_f64(c, c->arg) : fractional_f32(c, c->arg);
-    return ok ? EM_OK : em_fail(EM_ERR_MEMORY, "fractional_max_pool: out of memory");
+    if (!run_pool(c, false, fractional_planes_f32, fractional_planes_f64))
+        return em_fail(EM_ERR_MEMORY, "fractional_max_pool: out of memory");
+    return EM_OK;
 }
 
 em_status cpu_max_pool(const em_call *c)
 {
-    if (c->dtype == EM_F64) max_pool_f64(c, c->arg);
-    else max_pool_f32(c, c->arg);
+    run_pool(c, false, max_planes_f32, max_planes_f64);
     return EM_OK;
 }
 
 em_status cpu_max_pool_backward(const em_call *c)
 {
-    bool ok = c->dtype == EM_F64 ? max_backward_f64(c) : max_backward_f32(c);
-    return ok ? EM_OK : em_fail(EM_ERR_INDEX, "max_pool_backward: an index is outside its plane");
+    const int nd = (int)c->i[0];
+    planes_job j = {.c = c, .pi = trailing(c->out[0], nd), .po = trailing(c->in[0], nd)};
+    if (!run_planes(&j, j.pi ? em_numel(c->out[0]) / j.pi : 0, j.pi + j.po, max_backward_planes_f32,
+                    max_backward_planes_f64))
+        return em_fail(EM_ERR_INDEX, "max_pool_backward: an index is outside its plane");
+    return EM_OK;
 }
 
 em_status cpu_avg_pool(const em_call *c)
 {
-    if (c->dtype == EM_F64) avg_pool_f64(c, c->arg, false);
-    else avg_pool_f32(c, c->arg, false);
+    run_pool(c, false, avg_planes_f32, avg_planes_f64);
     return EM_OK;
 }
 
 em_status cpu_avg_pool_backward(const em_call *c)
 {
-    if (c->dtype == EM_F64) avg_pool_f64(c, c->arg, true);
-    else avg_pool_f32(c, c->arg, true);
+    run_pool(c, true, avg_planes_f32, avg_planes_f64);
     return EM_OK;
 }

@@ -23,6 +23,15 @@ static void cell_window(const em_pool_geom *g, int64_t od, int64_t oh, int64_t o
         for (int64_t ih = lo[1]; ih < hi[1]; ih++)                                                   \
             for (int64_t iw = lo[2]; iw < hi[2]; iw++)
 
+typedef enum { ADAPTIVE_AVG, ADAPTIVE_AVG_BACKWARD, ADAPTIVE_MAX } adaptive_kind;
+
+typedef struct adaptive_job {
+    const em_call *c;
+    const em_pool_geom *g;
+    adaptive_kind kind;
+    int64_t pi, po; /* elements of an input and of an output plane */
+} adaptive_job;
+
 #define ADAPTIVE_KERNELS(DT, T)                                                                      \
     static void adaptive_avg_plane_##DT(const T *src, T *dst, const em_pool_geom *g, bool back)      \
     {                                                                                                \
@@ -59,31 +68,35 @@ static void cell_window(const em_pool_geom *g, int64_t od, int64_t oh, int64_t o
             ind[o] = bi;                                                                             \
         }                                                                                            \
     }                                                                                                \
-    static void adaptive_##DT(const em_call *c, int kind)                                            \
+    static void adaptive_planes_##DT(void *ctx, int64_t begin, int64_t end)                          \
     {                                                                                                \
-        const em_pool_geom *g = c->arg;                                                              \
-        const T *src = (const T *)em_tensor_data(c->in[0]);                                          \
-        T *dst = (T *)em_tensor_data(c->out[0]);                                                     \
-        int64_t pi = g->in[0] * g->in[1] * g->in[2], po = g->out[0] * g->out[1] * g->out[2];         \
-        int64_t *ind = kind == 2 ? (int64_t *)em_tensor_data(c->out[1]) : NULL;                      \
-        int64_t work = (po > pi ? po : pi) * 2;                                                      \
-        _Pragma("omp parallel for schedule(static) if (g->planes * work > EM_GRAIN)")                \
-        for (int64_t pl = 0; pl < g->planes; pl++) {                                                 \
-            if (kind == 0) adaptive_avg_plane_##DT(src + pl * pi, dst + pl * po, g, false);          \
-            else if (kind == 1) adaptive_avg_plane_##DT(src + pl * po, dst + pl * pi, g, true);      \
-            else adaptive_max_plane_##DT(src + pl * pi, dst + pl * po, ind + pl * po, g);            \
+        const adaptive_job *j = ctx;                                                                 \
+        const T *src = (const T *)em_tensor_data(j->c->in[0]);                                       \
+        T *dst = (T *)em_tensor_data(j->c->out[0]);                                                  \
+        int64_t *ind = j->kind == ADAPTIVE_MAX ? (int64_t *)em_tensor_data(j->c->out[1]) : NULL;     \
+        const int64_t pi = j->pi, po = j->po;                                                        \
+        const bool back = j->kind == ADAPTIVE_AVG_BACKWARD;                                          \
+        for (int64_t pl = begin; pl < end; pl++) {                                                   \
+            if (j->kind == ADAPTIVE_MAX)                                                             \
+                adaptive_max_plane_##DT(src + pl * pi, dst + pl * po, ind + pl * po, j->g);          \
+            else if (back) adaptive_avg_plane_##DT(src + pl * po, dst + pl * pi, j->g, true);        \
+            else adaptive_avg_plane_##DT(src + pl * pi, dst + pl * po, j->g, false);                 \
         }                                                                                            \
     }
 
 ADAPTIVE_KERNELS(f32, float)
 ADAPTIVE_KERNELS(f64, double)
 
-static em_status adaptive(const em_call *c, int kind)
+/* The planes run over the pool above EM_GRAIN_WINDOW, each by one chunk. */
+static em_status adaptive(const em_call *c, adaptive_kind kind)
 {
-    if (c->dtype == EM_F64) adaptive_f64(c, kind);
-    else adaptive_f32(c, kind);
+    const em_pool_geom *g = c->arg;
+    adaptive_job j = {.c = c, .g = g, .kind = kind, .pi = g->in[0] * g->in[1] * g->in[2],
+                      .po = g->out[0] * g->out[1] * g->out[2]};
+    em_parallel_for(g->planes, (j.po > j.pi ? j.po : j.pi) * 2, EM_GRAIN_WINDOW,
+                    c->dtype == EM_F64 ? adaptive_planes_f64 : adaptive_planes_f32, &j);
     return EM_OK;
 }
-em_status cpu_adaptive_avg_pool(const em_call *c) { return adaptive(c, 0); }
-em_status cpu_adaptive_avg_pool_backward(const em_call *c) { return adaptive(c, 1); }
-em_status cpu_adaptive_max_pool(const em_call *c) { return adaptive(c, 2); }
+em_status cpu_adaptive_avg_pool(const em_call *c) { return adaptive(c, ADAPTIVE_AVG); }
+em_status cpu_adaptive_avg_pool_backward(const em_call *c) { return adaptive(c, ADAPTIVE_AVG_BACKWARD); }
+em_status cpu_adaptive_max_pool(const em_call *c) { return adaptive(c, ADAPTIVE_MAX); }

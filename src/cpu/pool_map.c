@@ -27,6 +27,15 @@ static int64_t map_index(const em_map_geom *g, int j, int64_t o)
     }
 }
 
+/* The planes of one call, split over the pool; each plane written by one chunk. */
+typedef struct map_job {
+    const em_call *c;
+    const em_map_geom *g;
+    int64_t *const *ix; /* per dim, the input index of each output index */
+    int64_t pi, po;     /* elements of an input and of an output plane */
+    bool back;
+} map_job;
+
 #define MAP_KERNELS(DT, T)                                                                           \
     static void map_plane_##DT(const T *src, T *dst, const em_map_geom *g, int64_t *const *ix, bool back) \
     {                                                                                                \
@@ -41,15 +50,14 @@ static int64_t map_index(const em_map_geom *g, int j, int64_t o)
                     for (int64_t ow = 0; ow < OW; ow++) dst[o + ow] = src[row + ix[2][ow]];          \
             }                                                                                        \
     }                                                                                                \
-    static void map_##DT(const em_call *c, const em_map_geom *g, int64_t *const *ix, bool back)      \
+    static void map_planes_##DT(void *ctx, int64_t begin, int64_t end)                               \
     {                                                                                                \
-        const T *src = (const T *)em_tensor_data(c->in[0]);                                          \
-        T *dst = (T *)em_tensor_data(c->out[0]);                                                     \
-        int64_t pi = g->in[0] * g->in[1] * g->in[2], po = g->out[0] * g->out[1] * g->out[2];         \
-        _Pragma("omp parallel for schedule(static) if (g->planes * (pi + po) > EM_GRAIN)")           \
-        for (int64_t pl = 0; pl < g->planes; pl++) {                                                 \
-            if (back) map_plane_##DT(src + pl * po, dst + pl * pi, g, ix, true);                     \
-            else map_plane_##DT(src + pl * pi, dst + pl * po, g, ix, false);                         \
+        const map_job *j = ctx;                                                                      \
+        const T *src = (const T *)em_tensor_data(j->c->in[0]);                                       \
+        T *dst = (T *)em_tensor_data(j->c->out[0]);                                                  \
+        for (int64_t pl = begin; pl < end; pl++) {                                                   \
+            if (j->back) map_plane_##DT(src + pl * j->po, dst + pl * j->pi, j->g, j->ix, true);      \
+            else map_plane_##DT(src + pl * j->pi, dst + pl * j->po, j->g, j->ix, false);             \
         }                                                                                            \
     }
 
@@ -68,8 +76,10 @@ static em_status run_map(const em_call *c, bool back)
         ix[j] = buf + at;
         for (int64_t o = 0; o < g->out[j]; o++) ix[j][o] = map_index(g, j, o);
     }
-    if (c->dtype == EM_F64) map_f64(c, g, ix, back);
-    else map_f32(c, g, ix, back);
+    map_job job = {.c = c, .g = g, .ix = ix, .pi = g->in[0] * g->in[1] * g->in[2],
+                   .po = g->out[0] * g->out[1] * g->out[2], .back = back};
+    em_parallel_for(g->planes, job.pi + job.po, EM_GRAIN_WINDOW, c->dtype == EM_F64 ? map_planes_f64 : map_planes_f32,
+                    &job);
     free(buf);
     return EM_OK;
 }

@@ -18,7 +18,7 @@
  *
  * Operands are contiguous (the op layer sees to it), float32 or float64.
  * GEMMs go to BLAS outside any parallel region; a step's gate rows are
- * split over threads above a grain. */
+ * split over the pool above a grain (for_rows). */
 #include "../nn/rnn_internal.h"
 #include "gemm.h"
 #include "vmath.h"
@@ -201,16 +201,49 @@ static void gemm(const seq *q, bool ta, bool tb, int64_t M, int64_t Nc, int64_t 
     cpu_gemm(q->dt, ta, tb, M, Nc, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* A step's rows go to threads when there is enough gate math (a parallel
- * region costs microseconds; a few thousand elements take about as long). */
-#define ROWS_GRAIN 16384
-#define FOR_ROWS(n, width, stmt)                                                  \
-    do {                                                                          \
-        const int64_t n_ = (n);                                                   \
-        const bool par_ = n_ > 1 && n_ * (width) >= ROWS_GRAIN;                   \
-        _Pragma("omp parallel for if (par_)")                                     \
-        for (int64_t b = 0; b < n_; b++) stmt;                                    \
-    } while (0)
+/* One pass of a gate loop over n rows (a step's, or all N), split over the
+ * pool above EM_GRAIN_ROWS: which loop, and its operands, row b of operand
+ * i at op[i] + b * ld[i] elements. The state a row started from (lstm_bwd's
+ * cell, gru_bwd's hidden) is op[4] for rows below `carried`, op[5] after. */
+typedef enum { LSTM_FWD, LSTM_BWD, LSTM_HU, GRU_FWD, GRU_BWD, RNN_FWD, RNN_BWD, ADD } row_kind;
+typedef struct rows_job {
+    const seq *q;
+    row_kind kind;
+    int64_t width, carried; /* width: the elements a row's loop touches (its cost) */
+    bool relu;
+    const char *op[6];
+    int64_t ld[6];
+} rows_job;
+
+static void rows_range(void *ctx, int64_t begin, int64_t end)
+{
+    const rows_job *j = ctx;
+    const row_fns *f = j->q->fn;
+    const int64_t H = j->q->H, es = j->q->es;
+#define ROW(i) ((void *)(j->op[i] + b * j->ld[i] * es))
+#define STATE (b < j->carried ? ROW(4) : ROW(5))
+    for (int64_t b = begin; b < end; b++) {
+        switch (j->kind) {
+        case LSTM_FWD: f->lstm_fwd(ROW(0), ROW(1), ROW(2), H); break;
+        case LSTM_BWD: f->lstm_bwd(ROW(0), ROW(1), ROW(2), ROW(3), STATE, H); break;
+        case LSTM_HU: f->lstm_hu(ROW(0), ROW(1), H); break;
+        case GRU_FWD: f->gru_fwd(ROW(0), ROW(1), ROW(2), ROW(3), ROW(4), H); break;
+        case GRU_BWD: f->gru_bwd(ROW(0), ROW(1), ROW(2), ROW(3), STATE, H); break;
+        case RNN_FWD: f->rnn_fwd(ROW(0), H, j->relu); break;
+        case RNN_BWD: f->rnn_bwd(ROW(0), ROW(1), ROW(2), H, j->relu); break;
+        case ADD: f->add(ROW(0), ROW(1), j->width); break;
+        }
+    }
+#undef STATE
+#undef ROW
+}
+
+/* Runs job j over n rows: for_rows(&q, n, &(rows_job){.kind = ..., .op = {...}, .ld = {...}}). */
+static void for_rows(const seq *q, int64_t n, rows_job *j)
+{
+    j->q = q;
+    em_parallel_for(n, j->width, EM_GRAIN_ROWS, rows_range, j);
+}
 
 static void copy_rows(const seq *q, void *dst, int64_t ldd, const void *src, int64_t lds, int64_t rows, int64_t cols)
 {
@@ -252,7 +285,7 @@ em_status cpu_rnn_recurrence(const em_call *c)
             char *w = AT(&q, pws, r0, W), *h = whr ? tmp : o;
             copy_rows(&q, w, W, AT(&q, pig, r0, GH), GH, n, GH);
             gemm(&q, false, true, n, GH, P, ph, P, pw, P, 1, w, W);
-            FOR_ROWS(n, GH, q.fn->lstm_fwd(AT(&q, w, b, W), AT(&q, pc, b, H), AT(&q, h, b, H), H));
+            for_rows(&q, n, &(rows_job){.kind = LSTM_FWD, .width = GH, .op = {w, pc, h}, .ld = {W, H, H}});
             if (whr) gemm(&q, false, true, n, P, H, tmp, H, pwr, H, 0, o, P);
             memcpy(ph, o, (size_t)(n * P * q.es));
         } else if (gru) {
@@ -260,13 +293,13 @@ em_status cpu_rnn_recurrence(const em_call *c)
                 if (pb) memcpy(AT(&q, tmp, b, GH), pb, (size_t)(GH * q.es));
             gemm(&q, false, true, n, GH, P, ph, P, pw, P, pb ? 1 : 0, tmp, GH);
             char *w = AT(&q, pws, r0, W), *x = AT(&q, pig, r0, GH);
-            FOR_ROWS(n, GH, q.fn->gru_fwd(AT(&q, w, b, W), AT(&q, x, b, GH), AT(&q, tmp, b, GH), AT(&q, ph, b, H),
-                                          AT(&q, o, b, H), H));
+            for_rows(&q, n,
+                     &(rows_job){.kind = GRU_FWD, .width = GH, .op = {w, x, tmp, ph, o}, .ld = {W, GH, GH, H, H}});
         } else {
             copy_rows(&q, o, H, AT(&q, pig, r0, H), H, n, H);
             gemm(&q, false, true, n, H, H, ph, H, pw, H, 1, o, H);
             const bool relu = q.mode == EM_RNN_RELU;
-            FOR_ROWS(n, H, q.fn->rnn_fwd(AT(&q, o, b, H), H, relu));
+            for_rows(&q, n, &(rows_job){.kind = RNN_FWD, .width = H, .relu = relu, .op = {o}, .ld = {H}});
             memcpy(ph, o, (size_t)(n * H * q.es));
         }
     }
@@ -327,7 +360,7 @@ em_status cpu_rnn_recurrence_backward(const em_call *c)
     }
     for (int64_t s = q.T - 1; s >= 0; s--) {
         const int64_t t = step_at(&q, s), n = rows_of(&q, t), r0 = q.off[t], k = carried(&q, s, t);
-        if (pgo) FOR_ROWS(n, P, q.fn->add(AT(&q, pdh, b, P), AT(&q, pgo, r0 + b, P), P));
+        if (pgo) for_rows(&q, n, &(rows_job){.kind = ADD, .width = P, .op = {pdh, AT(&q, pgo, r0, P)}, .ld = {P, P}});
         char *dg = AT(&q, pgig, r0, GH);
         const char *w = AT(&q, pws, r0, W);
         if (lstm) {
@@ -338,19 +371,21 @@ em_status cpu_rnn_recurrence_backward(const em_call *c)
                 dh = dhu;
             }
             const char *cprev = s ? AT(&q, pws, q.off[prev_step(&q, t)], W) : NULL;
-            FOR_ROWS(n, GH, q.fn->lstm_bwd(AT(&q, dg, b, GH), AT(&q, pdc, b, H), AT(&q, dh, b, H), AT(&q, w, b, W),
-                                           b < k ? AT(&q, cprev, b, W) + 4 * H * q.es : AT(&q, pcx, b, H), H));
+            for_rows(&q, n, &(rows_job){.kind = LSTM_BWD, .width = GH, .carried = k,
+                                        .op = {dg, pdc, dh, w, cprev ? cprev + 4 * H * q.es : NULL, pcx},
+                                        .ld = {GH, H, H, W, W, H}});
             gemm(&q, false, false, n, P, GH, dg, GH, pw, P, 0, pdh, P);
         } else if (gru) {
             const char *oprev = s ? AT(&q, pout, q.off[prev_step(&q, t)], P) : NULL, *hx = em_tensor_data(ex->hx);
             char *dh2 = AT(&q, dhg, r0, GH);
-            FOR_ROWS(n, GH, q.fn->gru_bwd(AT(&q, dg, b, GH), AT(&q, dh2, b, GH), AT(&q, pdh, b, P), AT(&q, w, b, W),
-                                          b < k ? AT(&q, oprev, b, P) : AT(&q, hx, b, P), H));
+            for_rows(&q, n, &(rows_job){.kind = GRU_BWD, .width = GH, .carried = k, .op = {dg, dh2, pdh, w, oprev, hx},
+                                        .ld = {GH, GH, P, W, P, P}});
             gemm(&q, false, false, n, P, GH, dh2, GH, pw, P, 1, pdh, P);
         } else {
             const bool relu = q.mode == EM_RNN_RELU;
             const char *y = AT(&q, pout, r0, P);
-            FOR_ROWS(n, H, q.fn->rnn_bwd(AT(&q, dg, b, GH), AT(&q, pdh, b, P), AT(&q, y, b, P), H, relu));
+            for_rows(&q, n,
+                     &(rows_job){.kind = RNN_BWD, .width = H, .relu = relu, .op = {dg, pdh, y}, .ld = {GH, P, P}});
             gemm(&q, false, false, n, P, GH, dg, GH, pw, P, 0, pdh, P);
         }
     }
@@ -358,7 +393,7 @@ em_status cpu_rnn_recurrence_backward(const em_call *c)
     gemm(&q, true, false, GH, P, N, gru ? dhg : pgig, GH, hp, P, 0, em_tensor_data(gwhh), P);
     if (ex->grad_b_hh) q.fn->colsum(em_tensor_data(ex->grad_b_hh), dhg, N, GH);
     if (proj) {
-        FOR_ROWS(N, H, q.fn->lstm_hu(AT(&q, hu, b, H), AT(&q, pws, b, W), H));
+        for_rows(&q, N, &(rows_job){.kind = LSTM_HU, .width = H, .op = {hu, pws}, .ld = {H, W}});
         gemm(&q, true, false, P, H, N, dH, P, hu, H, 0, em_tensor_data(ex->grad_w_hr), H);
     }
     free(hp);

@@ -6,8 +6,18 @@
 #include "../nn/pool_call.h"
 #include <stdlib.h>
 
+/* The planes of one call, split over the pool; each plane written by one chunk. Per dim:
+ * each output index's two neighbours i0, i1 and the weight w1 of i1 (a T). */
+typedef struct linear_job {
+    const em_call *c;
+    const em_map_geom *g;
+    int64_t *i0[3], *i1[3];
+    const void *w1[3];
+    bool back;
+} linear_job;
+
 #define LINEAR_KERNELS(DT, T)                                                                        \
-    /* PyTorch's area_pixel_compute_source_index and neighbour weights, per output index */         \
+    /* PyTorch's area_pixel_compute_source_index and neighbour weights, per output index */          \
     static void linear_table_##DT(const em_map_geom *g, int j, int64_t *i0, int64_t *i1, T *w1)      \
     {                                                                                                \
         int64_t n = g->in[j];                                                                        \
@@ -22,29 +32,18 @@
             w1[o] = src - (T)lo;                                                                     \
         }                                                                                            \
     }                                                                                                \
-    static em_status linear_##DT(const em_call *c, bool back)                                        \
+    static void linear_planes_##DT(void *ctx, int64_t begin, int64_t end)                            \
     {                                                                                                \
-        const em_map_geom *g = c->arg;                                                               \
-        int64_t total = g->out[0] + g->out[1] + g->out[2];                                           \
-        int64_t *ib = malloc((size_t)total * 2 * sizeof *ib + 1);                                    \
-        T *wb = malloc((size_t)total * sizeof *wb + 1);                                              \
-        if (!ib || !wb) {                                                                            \
-            free(ib), free(wb);                                                                      \
-            return em_fail(EM_ERR_MEMORY, "%s: out of memory", em_ops[c->op].name);                  \
-        }                                                                                            \
-        int64_t *i0[3], *i1[3];                                                                      \
-        T *w1[3];                                                                                    \
-        int64_t at = 0;                                                                              \
-        for (int j = 0; j < 3; at += g->out[j], j++) {                                               \
-            i0[j] = ib + 2 * at, i1[j] = i0[j] + g->out[j], w1[j] = wb + at;                         \
-            linear_table_##DT(g, j, i0[j], i1[j], w1[j]);                                            \
-        }                                                                                            \
-        const T *src = (const T *)em_tensor_data(c->in[0]);                                          \
-        T *dst = (T *)em_tensor_data(c->out[0]);                                                     \
+        const linear_job *j = ctx;                                                                   \
+        const em_map_geom *g = j->g;                                                                 \
+        int64_t *const *i0 = j->i0, *const *i1 = j->i1;                                              \
+        const T *w1[3] = {j->w1[0], j->w1[1], j->w1[2]};                                             \
+        const bool back = j->back;                                                                   \
+        const T *src = (const T *)em_tensor_data(j->c->in[0]);                                       \
+        T *dst = (T *)em_tensor_data(j->c->out[0]);                                                  \
         int64_t H = g->in[1], W = g->in[2], pi = g->in[0] * H * W;                                   \
         int64_t OH = g->out[1], OW = g->out[2], po = g->out[0] * OH * OW;                            \
-        _Pragma("omp parallel for schedule(static) if (g->planes * (pi + po) * 4 > EM_GRAIN)")       \
-        for (int64_t pl = 0; pl < g->planes; pl++) {                                                 \
+        for (int64_t pl = begin; pl < end; pl++) {                                                   \
             const T *x = back ? NULL : src + pl * pi, *gy = back ? src + pl * po : NULL;             \
             T *y = back ? NULL : dst + pl * po, *gx = back ? dst + pl * pi : NULL;                   \
             if (back) memset(gx, 0, pi * sizeof(T));                                                 \
@@ -81,6 +80,25 @@
                 }                                                                                    \
             }                                                                                        \
         }                                                                                            \
+    }                                                                                                \
+    static em_status linear_##DT(const em_call *c, bool back)                                        \
+    {                                                                                                \
+        const em_map_geom *g = c->arg;                                                               \
+        int64_t total = g->out[0] + g->out[1] + g->out[2];                                           \
+        int64_t *ib = malloc((size_t)total * 2 * sizeof *ib + 1);                                    \
+        T *wb = malloc((size_t)total * sizeof *wb + 1);                                              \
+        if (!ib || !wb) {                                                                            \
+            free(ib), free(wb);                                                                      \
+            return em_fail(EM_ERR_MEMORY, "%s: out of memory", em_ops[c->op].name);                  \
+        }                                                                                            \
+        linear_job j = {.c = c, .g = g, .back = back};                                               \
+        int64_t at = 0;                                                                              \
+        for (int k = 0; k < 3; at += g->out[k], k++) {                                               \
+            j.i0[k] = ib + 2 * at, j.i1[k] = j.i0[k] + g->out[k], j.w1[k] = wb + at;                 \
+            linear_table_##DT(g, k, j.i0[k], j.i1[k], wb + at);                                      \
+        }                                                                                            \
+        int64_t pi = g->in[0] * g->in[1] * g->in[2], po = g->out[0] * g->out[1] * g->out[2];         \
+        em_parallel_for(g->planes, (pi + po) * 4, EM_GRAIN_WINDOW, linear_planes_##DT, &j);          \
         free(ib), free(wb);                                                                          \
         return EM_OK;                                                                                \
     }

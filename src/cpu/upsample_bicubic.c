@@ -2,7 +2,7 @@
  * (geometry in c->arg: an em_map_geom with d = 1, scale[] PyTorch's area_pixel scale per dim).
  * Each output cell blends a 4x4 neighbourhood of its source coordinate with the cubic
  * convolution weights (A = -0.75), the taps' indices clamped to the border; the backward
- * scatter-adds with the same weights, one plane per thread (race-free). */
+ * scatter-adds with the same weights, each plane by one chunk (race-free). */
 #include "cpu.h"
 #include "../nn/pool_call.h"
 #include <math.h>
@@ -10,9 +10,19 @@
 
 #define CUBIC_A (-0.75)
 
+/* The planes of one call, split over the pool; each plane written by one chunk. Per output
+ * row and column: its 4 tap indices and their weights (of the call's dtype). */
+typedef struct bicubic_job {
+    const em_call *c;
+    const em_map_geom *g;
+    const int64_t *ih, *iw;
+    const void *wh, *ww;
+    bool back;
+} bicubic_job;
+
 #define BICUBIC_KERNELS(DT, T)                                                                       \
-    /* per output index along dim j: the 4 clamped tap indices and their weights. The source        \
-     * coordinate is not clamped at 0 (PyTorch's cubic area_pixel_compute_source_index). */         \
+    /* per output index along dim j: the 4 clamped tap indices and their weights. The source         \
+     * coordinate is not clamped at 0 (PyTorch's cubic area_pixel_compute_source_index). */          \
     static void cubic_table_##DT(const em_map_geom *g, int j, int64_t *idx, T *w)                    \
     {                                                                                                \
         int64_t n = g->in[j];                                                                        \
@@ -25,32 +35,24 @@
                 int64_t i = base + k;                                                                \
                 idx[4 * o + k] = i < 0 ? 0 : i > n - 1 ? n - 1 : i;                                  \
             }                                                                                        \
-            T x0 = t + 1, x1 = t, x2 = 1 - t, x3 = 2 - t; /* distances to the 4 taps */               \
+            T x0 = t + 1, x1 = t, x2 = 1 - t, x3 = 2 - t; /* distances to the 4 taps */              \
             w[4 * o + 0] = ((A * x0 - 5 * A) * x0 + 8 * A) * x0 - 4 * A;                             \
             w[4 * o + 1] = ((A + 2) * x1 - (A + 3)) * x1 * x1 + 1;                                   \
             w[4 * o + 2] = ((A + 2) * x2 - (A + 3)) * x2 * x2 + 1;                                   \
             w[4 * o + 3] = ((A * x3 - 5 * A) * x3 + 8 * A) * x3 - 4 * A;                             \
         }                                                                                            \
     }                                                                                                \
-    static em_status bicubic_##DT(const em_call *c, bool back)                                       \
+    static void bicubic_planes_##DT(void *ctx, int64_t begin, int64_t end)                           \
     {                                                                                                \
-        const em_map_geom *g = c->arg;                                                               \
-        int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];                          \
-        int64_t *ib = malloc((size_t)(OH + OW) * 4 * sizeof *ib);                                    \
-        T *wb = malloc((size_t)(OH + OW) * 4 * sizeof *wb);                                          \
-        if (!ib || !wb) {                                                                            \
-            free(ib), free(wb);                                                                      \
-            return em_fail(EM_ERR_MEMORY, "%s: out of memory", em_ops[c->op].name);                  \
-        }                                                                                            \
-        int64_t *ih = ib, *iw = ib + 4 * OH;                                                         \
-        T *wh = wb, *ww = wb + 4 * OH;                                                               \
-        cubic_table_##DT(g, 1, ih, wh);                                                              \
-        cubic_table_##DT(g, 2, iw, ww);                                                              \
-        const T *src = (const T *)em_tensor_data(c->in[0]);                                          \
-        T *dst = (T *)em_tensor_data(c->out[0]);                                                     \
-        int64_t pi = H * W, po = OH * OW;                                                            \
-        _Pragma("omp parallel for schedule(static) if (g->planes * (pi + po * 16) > EM_GRAIN)")      \
-        for (int64_t pl = 0; pl < g->planes; pl++) {                                                 \
+        const bicubic_job *j = ctx;                                                                  \
+        const em_map_geom *g = j->g;                                                                 \
+        const int64_t *ih = j->ih, *iw = j->iw;                                                      \
+        const T *wh = j->wh, *ww = j->ww;                                                            \
+        const bool back = j->back;                                                                   \
+        int64_t W = g->in[2], OH = g->out[1], OW = g->out[2], pi = g->in[1] * W, po = OH * OW;       \
+        const T *src = (const T *)em_tensor_data(j->c->in[0]);                                       \
+        T *dst = (T *)em_tensor_data(j->c->out[0]);                                                  \
+        for (int64_t pl = begin; pl < end; pl++) {                                                   \
             const T *x = back ? NULL : src + pl * pi, *gy = back ? src + pl * po : NULL;             \
             T *y = back ? NULL : dst + pl * po, *gx = back ? dst + pl * pi : NULL;                   \
             if (back) memset(gx, 0, (size_t)pi * sizeof(T));                                         \
@@ -78,6 +80,21 @@
                 }                                                                                    \
             }                                                                                        \
         }                                                                                            \
+    }                                                                                                \
+    static em_status bicubic_##DT(const em_call *c, bool back)                                       \
+    {                                                                                                \
+        const em_map_geom *g = c->arg;                                                               \
+        int64_t OH = g->out[1], OW = g->out[2];                                                      \
+        int64_t *ib = malloc((size_t)(OH + OW) * 4 * sizeof *ib);                                    \
+        T *wb = malloc((size_t)(OH + OW) * 4 * sizeof *wb);                                          \
+        if (!ib || !wb) {                                                                            \
+            free(ib), free(wb);                                                                      \
+            return em_fail(EM_ERR_MEMORY, "%s: out of memory", em_ops[c->op].name);                  \
+        }                                                                                            \
+        bicubic_job j = {.c = c, .g = g, .ih = ib, .iw = ib + 4 * OH, .wh = wb, .ww = wb + 4 * OH, .back = back}; \
+        cubic_table_##DT(g, 1, ib, wb);                                                              \
+        cubic_table_##DT(g, 2, ib + 4 * OH, wb + 4 * OH);                                            \
+        em_parallel_for(g->planes, g->in[1] * g->in[2] + OH * OW * 16, EM_GRAIN_WINDOW, bicubic_planes_##DT, &j); \
         free(ib), free(wb);                                                                          \
         return EM_OK;                                                                                \
     }

@@ -184,3 +184,67 @@ def test_parallel_results_equal_one_thread():
         ember.set_num_threads(saved)
     for i, (x, y) in enumerate(zip(one, many)):
         assert x.dtype == y.dtype and np.array_equal(x, y), "output %d differs" % i
+
+
+def window_kernels(threads):
+    """Pooling, padding, upsampling, grid_sample, batch_norm and the recurrent layers' gate rows (the
+    kernels that split by planes, points, channels or rows), forward and backward, each above its grain."""
+    ember.set_num_threads(threads)
+    F = ember.nn.functional
+    g = ember.Generator().manual_seed(0)
+    x = ember.randn(8, 16, 40, 40, generator=g, dtype=ember.float64, requires_grad=True)
+    x32 = ember.randn(8, 16, 40, 40, generator=g, requires_grad=True)
+    samples = ember.rand(8, 16, 2, generator=g, dtype=ember.float64)
+    grid = ember.rand(8, 30, 30, 2, generator=g, dtype=ember.float64) * 2.2 - 1.1
+    grid.requires_grad_()
+    outs = []
+
+    def run(y, *inputs):
+        """y, and the gradients of (y * a fixed random tensor).sum() with respect to the inputs"""
+        gy = ember.randn(y.shape, generator=g, dtype=y.dtype)
+        outs.append(y)
+        outs.extend(ember.autograd.grad((y * gy).sum(), inputs))
+
+    pooled, ind = F.max_pool2d(x, 3, 2, padding=1, return_indices=True)
+    run(pooled, x)
+    run(F.max_pool2d(x32, 2), x32)  # the 2x2 loop
+    run(F.max_pool3d(x, (2, 3, 3), (2, 2, 1)), x)
+    run(F.avg_pool2d(x, 3, 2, padding=1), x)
+    run(F.avg_pool2d(x32, 5, 3, ceil_mode=True, count_include_pad=False), x32)
+    run(F.lp_pool2d(x, 2, 3), x)
+    run(F.adaptive_avg_pool2d(x, (7, 9)), x)
+    run(F.adaptive_avg_pool3d(x, (5, 6, 7)), x)
+    run(F.adaptive_max_pool2d(x, (7, 9)), x)
+    run(F.fractional_max_pool2d(x, 3, output_size=(25, 25), _random_samples=samples), x)
+    leaf = pooled.detach().requires_grad_()
+    run(F.max_unpool2d(leaf, ind, 3, 2, padding=1, output_size=(40, 40)), leaf)
+    run(F.pad(x, (3, 2, 1, 4), mode='reflect'), x)
+    for mode in ('nearest', 'bilinear', 'bicubic'):
+        run(F.interpolate(x, scale_factor=1.7, mode=mode), x)
+    run(F.interpolate(x32, size=(33, 57), mode='bilinear', align_corners=True), x32)
+    run(F.interpolate(x.reshape(8, 16, 10, 4, 40), scale_factor=1.5, mode='trilinear'), x)
+    for mode in ('bilinear', 'nearest', 'bicubic'):
+        run(F.grid_sample(x, grid, mode=mode, padding_mode='reflection', align_corners=False), x, grid)
+    w = ember.rand(16, generator=g, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(16, generator=g, dtype=ember.float64, requires_grad=True)
+    mean, var = ember.zeros(16, dtype=ember.float64), ember.ones(16, dtype=ember.float64)
+    run(F.batch_norm(x, mean, var, w, b, training=True), x, w, b)
+    outs += [mean, var]
+    run(F.batch_norm(x32, None, None, training=True), x32)
+    seq = ember.randn(4, 256, 32, generator=g, dtype=ember.float64, requires_grad=True)
+    for layer in (ember.nn.LSTM(32, 256), ember.nn.GRU(32, 256), ember.nn.RNN(32, 256), ember.nn.LSTM(32, 256, proj_size=64)):
+        for p in layer.parameters():
+            p.data = ember.randn(p.shape, generator=g, dtype=ember.float64) * 0.1
+        y, _ = layer(seq)
+        run(y, seq, *layer.parameters())
+    return [o.detach().numpy() for o in outs]
+
+
+def test_window_kernels_equal_one_thread():
+    saved = ember.get_num_threads()
+    try:
+        one, many = window_kernels(1), window_kernels(3)
+    finally:
+        ember.set_num_threads(saved)
+    for i, (x, y) in enumerate(zip(one, many)):
+        assert x.dtype == y.dtype and np.array_equal(x, y), "output %d differs" % i
