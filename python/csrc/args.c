@@ -163,7 +163,10 @@ em_tensor *emp_number_tensor(PyObject *o)
         return emp_as_int64(o, &v) ? NULL : em_scalar_int(v);
     }
     if (PyFloat_Check(o)) return em_scalar_float(PyFloat_AS_DOUBLE(o));
-    if (PyComplex_Check(o)) return NULL;
+    if (PyComplex_Check(o)) {
+        Py_complex z = PyComplex_AsCComplex(o);
+        return PyErr_Occurred() ? NULL : em_scalar_complex(z.real, z.imag);
+    }
     if (!emp_is_tensor(o) && Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) { /* numpy floats */
         double d = PyFloat_AsDouble(o);
         if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return NULL; }

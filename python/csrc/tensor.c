@@ -265,6 +265,11 @@ PyObject *emp_tensor_item(PyObject *self)
     if (dt == EM_I64 && em_device_of(t).type == EM_CPU) return PyLong_FromLongLong(*(int64_t *)em_data_ptr(t));
     if (em_item(t, &v)) return emp_raise();
     if (dt == EM_BOOL) return PyBool_FromLong(v != 0);
+    if (em_dtype_is_complex(dt)) {
+        double re, im;
+        if (em_item_complex(t, &re, &im)) return emp_raise();
+        return PyComplex_FromDoubles(re, im);
+    }
     if (em_dtype_is_float(dt)) return PyFloat_FromDouble(v);
     return PyLong_FromDouble(v);
 }
@@ -277,8 +282,9 @@ static int tensor_bool(EmpTensor *self)
                      em_numel(self->t) ? "more than one" : "no");
         return -1;
     }
-    if (em_item(self->t, &v)) return emp_raise(), -1;
-    return v != 0;
+    double im;
+    if (em_item_complex(self->t, &v, &im)) return emp_raise(), -1;
+    return v != 0 || im != 0;
 }
 
 static PyObject *tensor_float(EmpTensor *self)

@@ -111,10 +111,12 @@ NAIVE_GEMM(I32, uint32_t, INT_SCALAR)
 NAIVE_GEMM(I64, uint64_t, INT_SCALAR)
 NAIVE_GEMM(F32, double, FLOAT_SCALAR)
 NAIVE_GEMM(F64, double, FLOAT_SCALAR)
+NAIVE_GEMM(C64, double _Complex, FLOAT_SCALAR)
+NAIVE_GEMM(C128, double _Complex, FLOAT_SCALAR)
 
 typedef void (*naive_fn)(int64_t, int64_t, int64_t, double, mat, mat, double, mat);
 #define NAIVE_ENTRY(DT) [EM_##DT] = naive_##DT,
-static const naive_fn naive_gemm[EM_DTYPE_COUNT] = {EM_FOR_NUMERIC(NAIVE_ENTRY)};
+static const naive_fn naive_gemm[EM_DTYPE_COUNT] = {EM_FOR_NUMERIC(NAIVE_ENTRY) EM_FOR_COMPLEX(NAIVE_ENTRY)};
 
 /* ---- BLAS path (float32, float64) ---------------------------------------- */
 static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
