@@ -341,3 +341,19 @@ def test_nan_inf_tests():
         assert getattr(ember, f)(e).tolist() == getattr(torch, f)(t).tolist()
         assert getattr(e, f)().tolist() == getattr(t, f)().tolist()
     assert ember.isnan(ember.tensor([1.0, float('nan')])).tolist() == [False, True]
+
+
+@pytest.mark.parametrize('dtype', CDTYPES)
+def test_products_through_blas(dtype):
+    rng = np.random.default_rng(1)
+    d = getattr(ember, dtype)
+    for (m, k, n) in [(64, 300, 90), (1, 50, 7), (7, 50, 1), (3, 0, 4), (130, 17, 140)]:
+        a = rng.standard_normal((m, k)) + 1j * rng.standard_normal((m, k))
+        b = rng.standard_normal((k, n)) + 1j * rng.standard_normal((k, n))
+        ea, eb = ember.tensor(a, dtype=d), ember.tensor(b, dtype=d)
+        tol = dict(rtol=1e-4, atol=1e-3) if dtype == 'complex64' else dict(rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(np.array((ea @ eb).tolist()).reshape(m, n), a @ b, **tol)
+        eat = ember.tensor(a.T.copy(), dtype=d).t()  # column-major A
+        np.testing.assert_allclose(np.array((eat @ eb).tolist()).reshape(m, n), a @ b, **tol)
+        np.testing.assert_allclose(np.array(ember.bmm(ea.expand(2, m, k), eb.expand(2, k, n)).tolist()).reshape(2, m, n),
+                                   np.stack([a @ b] * 2), **tol)
