@@ -287,12 +287,24 @@ static int tensor_bool(EmpTensor *self)
     return v != 0 || im != 0;
 }
 
+/* A complex element with a nonzero imaginary part has no real value (PyTorch's error). */
+static int real_item(EmpTensor *self, double *v)
+{
+    double im;
+    if (em_item_complex(self->t, v, &im)) return emp_raise(), -1;
+    if (im != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type double without overflow");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *tensor_float(EmpTensor *self)
 {
     double v;
     if (em_numel(self->t) != 1)
         return PyErr_Format(PyExc_ValueError, "only one element tensors can be converted to Python scalars");
-    if (em_item(self->t, &v)) return emp_raise();
+    if (real_item(self, &v)) return NULL;
     return PyFloat_FromDouble(v);
 }
 
@@ -301,8 +313,9 @@ static PyObject *tensor_int(EmpTensor *self)
     double v;
     if (em_numel(self->t) != 1)
         return PyErr_Format(PyExc_ValueError, "only one element tensors can be converted to Python scalars");
-    if (!em_dtype_is_float(em_dtype_of(self->t))) return PyNumber_Long(emp_tensor_item((PyObject *)self));
-    if (em_item(self->t, &v)) return emp_raise();
+    em_dtype dt = em_dtype_of(self->t);
+    if (!em_dtype_is_float(dt) && !em_dtype_is_complex(dt)) return PyNumber_Long(emp_tensor_item((PyObject *)self));
+    if (real_item(self, &v)) return NULL;
     if (isnan(v) || isinf(v)) return PyLong_FromDouble(v); /* raises as Python's int(float) */
     return PyLong_FromDouble(trunc(v));
 }

@@ -182,23 +182,26 @@ def _fill_(self, value):
     return _C.TensorBase.fill_(self, value)
 
 
-def _randn(*size, dtype=None, generator=None, out=None, **kwargs):
-    """randn; a complex dtype draws its real and imaginary parts each from N(0, 1/2)."""
-    if dtype is None or not dtype.is_complex:
+def _random_complex(draw, scale):
+    """rand / randn; a complex dtype draws its real and imaginary parts independently, scaled by
+    `scale` (randn: each part N(0, 1/2), so that E|z|^2 = 1, as PyTorch)."""
+    def fn(*size, dtype=None, generator=None, out=None, **kwargs):
         extra = {'generator': generator} if generator is not None else {}
+        if dtype is None or not dtype.is_complex:
+            if out is not None:
+                extra['out'] = out
+            return draw(*size, dtype=dtype, **extra, **kwargs)
+        if len(size) == 1 and isinstance(size[0], (tuple, list, _C.Size)):
+            size = tuple(size[0])
+        requires_grad = kwargs.pop('requires_grad', False)
+        part = {_C.complex32: _C.float16, _C.complex64: _C.float32, _C.complex128: _C.float64}[dtype]
+        pairs = draw(*size, 2, dtype=_C.float64 if part == _C.float16 else part, **extra, **kwargs)
+        t = _C.view_as_complex((pairs * scale if scale != 1 else pairs).to(part))
         if out is not None:
-            extra['out'] = out
-        return _C.randn(*size, dtype=dtype, **extra, **kwargs)
-    if len(size) == 1 and isinstance(size[0], (tuple, list, _C.Size)):
-        size = tuple(size[0])
-    requires_grad = kwargs.pop('requires_grad', False)
-    part = {_C.complex32: _C.float16, _C.complex64: _C.float32, _C.complex128: _C.float64}[dtype]
-    extra = {'generator': generator} if generator is not None else {}
-    pairs = _C.randn(*size, 2, dtype=_C.float64 if part == _C.float16 else part, **extra, **kwargs)
-    t = _C.view_as_complex((pairs * math.sqrt(0.5)).to(part))
-    if out is not None:
-        return out.resize_(t.shape).copy_(t)
-    return t.requires_grad_(requires_grad) if requires_grad else t
+            return out.resize_(t.shape).copy_(t)
+        return t.requires_grad_(requires_grad) if requires_grad else t
+    fn.__name__ = draw.__name__
+    return fn
 
 
 builtin_complex = __builtins__['complex'] if isinstance(__builtins__, dict) else __builtins__.complex
@@ -227,7 +230,8 @@ def install(namespace, tensor_class):
     Tensor = tensor_class
     for name, fn in FUNCTIONS.items():
         namespace[name] = accepts(input='Tensor')(fn) if name not in ('complex', 'polar') else fn
-    namespace.update(abs=_abs, absolute=_abs, full=_full, full_like=_full_like, randn=_randn,
+    namespace.update(abs=_abs, absolute=_abs, full=_full, full_like=_full_like,
+                     randn=_random_complex(_C.randn, math.sqrt(0.5)), rand=_random_complex(_C.rand, 1),
                      conj_physical_=METHODS['conj_physical_'],
                      view_as_real_copy=lambda input: _C.view_as_real(input).clone(),
                      view_as_complex_copy=lambda input: _C.view_as_complex(input).clone())

@@ -115,6 +115,13 @@ def test_randn_complex():
     assert abs(re.var().item() - 0.5) < 0.03 and abs(im.var().item() - 0.5) < 0.03
     assert abs(re.mean().item()) < 0.03 and abs(im.mean().item()) < 0.03
     assert ember.randn(2, 3, dtype=ember.cdouble).shape == (2, 3)
+    u = ember.rand(20000, dtype=ember.cdouble)
+    assert u.dtype == ember.complex128 and 0 <= u.real.min().item() and u.imag.max().item() < 1
+    assert abs(u.imag.mean().item() - 0.5) < 0.02
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match='cannot be converted'):
+            float(m.tensor(1 + 2j))
+    assert float(ember.tensor(3 + 0j)) == 3.0 and int(ember.tensor(3.5 + 0j)) == 3
 
 
 def test_printing():
