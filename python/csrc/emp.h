@@ -43,6 +43,8 @@ em_tensor *emp_array_to_tensor(PyObject *obj, em_dtype dt);
  * too), and a tensor sharing an array's memory (from_numpy's checks and
  * read-only warning), a new reference or NULL with an exception. */
 bool emp_is_ndarray(PyObject *obj);
+/* A Python complex or a NumPy complex scalar (np.complex64 is no complex subclass). */
+bool emp_is_complex_number(PyObject *obj);
 em_tensor *emp_array_share(PyObject *arr);
 /* DLPack (dlpack.c): a tensor over a "dltensor" capsule's memory, which it
  * consumes (renamed "used_dltensor"); NULL with an exception. */

@@ -20,7 +20,7 @@ static int infer(PyObject *o, int depth, int64_t *sizes, int *ndim, int *kind)
             em_dtype dt = em_dtype_of(emp_t(o));
             k = dt == EM_BOOL ? KIND_BOOL : em_dtype_is_float(dt) ? KIND_FLOAT : em_dtype_is_complex(dt) ? KIND_COMPLEX : KIND_INT;
         } else if (PyBool_Check(o)) k = KIND_BOOL;
-        else if (PyComplex_Check(o)) k = KIND_COMPLEX;
+        else if (emp_is_complex_number(o)) k = KIND_COMPLEX;
         else if (PyLong_Check(o) || (PyIndex_Check(o) && !emp_is_tensor(o))) k = KIND_INT;
         else if (PyFloat_Check(o) || (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !emp_is_tensor(o) &&
                                       !PyComplex_Check(o)))
@@ -72,7 +72,7 @@ static int fill(PyObject *o, em_dtype dt, char **pos)
     bool is_int = false;
     if (emp_is_tensor(o)) {
         if (em_item_complex(emp_t(o), &d, &im)) return emp_raise(), -1;
-    } else if (PyComplex_Check(o)) {
+    } else if (emp_is_complex_number(o)) {
         Py_complex z = PyComplex_AsCComplex(o);
         if (PyErr_Occurred()) return -1;
         d = z.real, im = z.imag;

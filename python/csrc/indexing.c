@@ -330,9 +330,10 @@ static em_tensor *value_tensor(PyObject *value, em_dtype dt)
         d = (double)i;
     } else if (PyFloat_Check(value)) {
         d = PyFloat_AS_DOUBLE(value);
-    } else if (PyComplex_Check(value)) { /* a real dtype takes only a real value */
-        d = PyComplex_RealAsDouble(value);
-        im = PyComplex_ImagAsDouble(value);
+    } else if (emp_is_complex_number(value)) { /* a real dtype takes only a real value */
+        Py_complex z = PyComplex_AsCComplex(value);
+        if (PyErr_Occurred()) return NULL;
+        d = z.real, im = z.imag;
         lost_imag = im != 0 && !em_dtype_is_complex(dt);
     } else {
         return PyErr_Format(PyExc_TypeError, "can't assign a %s to a ember.%sTensor", Py_TYPE(value)->tp_name,

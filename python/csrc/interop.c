@@ -23,6 +23,7 @@ static bool is_numpy(PyObject *o, const char *tp_name)
 }
 
 bool emp_is_ndarray(PyObject *o) { return is_numpy(o, "numpy.ndarray"); }
+bool emp_is_complex_number(PyObject *o) { return PyComplex_Check(o) || is_numpy(o, "numpy.complexfloating"); }
 
 enum { FORMAT_OK, FORMAT_UNSUPPORTED, FORMAT_BYTE_ORDER };
 
