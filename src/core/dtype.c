@@ -206,7 +206,8 @@ double em_load_f64(const void *p, em_dtype dt)
     case EM_F64: return *(const double *)p;
     case EM_BOOL: return *(const bool *)p;
     case EM_BF16: return em_bf16_to_f32(*(const uint16_t *)p);
-    default: return creal(em_load_c128(p, dt)); /* complex: the real part */
+    case EM_C32: case EM_C64: case EM_C128: return creal(em_load_c128(p, dt)); /* the real part */
+    default: return NAN;
     }
 }
 
@@ -261,6 +262,7 @@ void em_store_f64(void *p, em_dtype dt, double v)
     case EM_F64: *(double *)p = v; break;
     case EM_BOOL: *(bool *)p = v != 0; break;
     case EM_BF16: *(uint16_t *)p = em_f32_to_bf16((float)v); break;
-    default: em_store_c128(p, dt, CMPLX(v, 0.0)); break;
+    case EM_C32: case EM_C64: case EM_C128: em_store_c128(p, dt, CMPLX(v, 0.0)); break;
+    default: break;
     }
 }

@@ -95,19 +95,11 @@ static void copy_half(char **d, const int64_t *s, int64_t n, const em_call *c)
     (void)c;
     for (int64_t i = 0; i < n; i++) *(uint16_t *)(d[0] + i * s[0]) = *(const uint16_t *)(d[1] + i * s[1]);
 }
-/* copy by element size for the types without arithmetic of their own */
-#define COPY_AS(name, T)                                                                                \
-    static void name(char **d, const int64_t *s, int64_t n, const em_call *c)                           \
-    {                                                                                                   \
-        (void)c;                                                                                        \
-        for (int64_t i = 0; i < n; i++) memcpy(d[0] + i * s[0], d[1] + i * s[1], sizeof(T));           \
-    }
-COPY_AS(copy_4bytes, uint32_t)
-COPY_AS(copy_16bytes, double _Complex)
-EM_UNARY_LOOP(copy_C64, float _Complex, float _Complex, a)
+EM_FOR_COMPLEX(COPY_LOOP)
+EM_UNARY_LOOP(copy_C32, em_complex32_bits, em_complex32_bits, a) /* two float16 bit patterns */
 #define LOOP_ENTRY(DT) [EM_##DT] = copy_##DT,
-static const em_loop_fn copy_loops[EM_DTYPE_COUNT] = {EM_FOR_ALL(LOOP_ENTRY)[EM_F16] = copy_half, [EM_BF16] = copy_half,
-                                                      [EM_C32] = copy_4bytes, [EM_C64] = copy_C64, [EM_C128] = copy_16bytes};
+static const em_loop_fn copy_loops[EM_DTYPE_COUNT] = {EM_FOR_ALL(LOOP_ENTRY) EM_FOR_COMPLEX(LOOP_ENTRY)[EM_F16] = copy_half,
+                                                      [EM_BF16] = copy_half, [EM_C32] = copy_C32};
 
 em_status cpu_copy(const em_call *c) { return cpu_pointwise(c, copy_loops); }
 

@@ -298,6 +298,9 @@ def test_reductions(dtype):
 def test_complex32_goes_through_complex64():
     e, t = both('complex32', [[1 + 2j, 0.5 - 1j]])
     assert (e + e).dtype == ember.complex32 and (e + e).tolist() == (t + t).tolist()
+    for d in ('complex32', 'complex64', 'complex128'):  # strided copies of each element size
+        x, tx = both(d)
+        assert x.t().contiguous().tolist() == tx.t().contiguous().tolist()
     assert repr(e) == repr(t).replace('torch.', 'ember.')
 
 
