@@ -36,6 +36,7 @@ def test_dtype_objects():
         assert (d.is_complex, d.is_floating_point, d.is_signed, d.itemsize) == \
             (td.is_complex, td.is_floating_point, td.is_signed, torch.empty(0, dtype=td).element_size())
         assert repr(d) == 'ember.' + name
+        assert repr(ember.finfo(d)) == repr(torch.finfo(td)).replace('torch.', 'ember.')
     assert ember.cfloat is ember.complex64 and ember.cdouble is ember.complex128 and ember.chalf is ember.complex32
     assert ember.is_complex(ember.zeros(2, dtype=ember.cfloat)) and not ember.is_complex(ember.zeros(2))
 
