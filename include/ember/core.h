@@ -40,10 +40,14 @@ const char *em_dtype_scalar_name(em_dtype dt); /* PyTorch's ScalarType name: "Fl
 size_t em_dtype_size(em_dtype dt);
 bool em_dtype_is_float(em_dtype dt);
 bool em_dtype_is_int(em_dtype dt);       /* integral, bool excluded */
-bool em_dtype_is_signed(em_dtype dt);
+bool em_dtype_is_signed(em_dtype dt);  /* signed ints, floats and complex */
+bool em_dtype_is_complex(em_dtype dt);
+em_dtype em_dtype_to_complex(em_dtype dt); /* float16 -> complex32, float64 -> complex128, else complex64 */
+em_dtype em_dtype_to_real(em_dtype dt);    /* complex -> its part's dtype; others unchanged */
 em_dtype em_promote_types(em_dtype a, em_dtype b);
 em_dtype em_get_default_dtype(void);     /* float32 unless set */
 int em_set_default_dtype(em_dtype dt);   /* float32 or float64 (as PyTorch) */
+em_dtype em_get_default_complex_dtype(void); /* complex64, or complex128 with float64 */
 
 /* ---- devices --------------------------------------------------------- */
 typedef enum em_device_type { EM_CPU = 0, EM_CUDA = 1, EM_DEVICE_TYPE_COUNT } em_device_type;
@@ -98,6 +102,7 @@ bool em_is_same_storage(const em_tensor *a, const em_tensor *b);
 /* Element read/write as double (any dtype); for tests and small glue, not loops.
  * index has ndim entries (NULL for a 0-d t); 0 on success, else a status. */
 int em_item(const em_tensor *t, double *out);                 /* t must have 1 element */
+int em_item_complex(const em_tensor *t, double *re, double *im); /* imag 0 for real dtypes */
 int em_get(const em_tensor *t, const int64_t *index, double *out);
 int em_set(em_tensor *t, const int64_t *index, double value);
 
@@ -126,6 +131,7 @@ em_tensor *em_tensor_scalar(double value, em_dtype dt);
 em_tensor *em_scalar_float(double value);
 em_tensor *em_scalar_int(int64_t value);
 em_tensor *em_scalar_bool(bool value);
+em_tensor *em_scalar_complex(double real, double imag); /* a wrapped complex128 number */
 bool em_is_wrapped_number(const em_tensor *t);
 /* Copy `numel` elements from a C array of dtype dt into a new tensor. */
 em_tensor *em_from_data(const void *data, int ndim, const int64_t *sizes, em_dtype dt);
@@ -140,6 +146,10 @@ em_tensor *em_view(const em_tensor *t, int ndim, const int64_t *sizes); /* one s
 em_tensor *em_reshape(const em_tensor *t, int ndim, const int64_t *sizes); /* view if possible */
 /* The storage extent of sizes, strides (>= 0) and storage_offset is
  * computed overflow-checked (EM_ERR_MEMORY) and must fit t's storage. */
+/* Complex t as its (real, imag) pairs: sizes + [2] in the parts' dtype, and
+ * the inverse (a float16/32/64 t whose last dim is 2 with stride 1). Views. */
+em_tensor *em_view_as_real(const em_tensor *t);
+em_tensor *em_view_as_complex(const em_tensor *t);
 em_tensor *em_as_strided(const em_tensor *t, int ndim, const int64_t *sizes,
                          const int64_t *strides, int64_t storage_offset);
 /* Tensor.set_(src) and the in-place view ops: t takes src's storage, offset,
@@ -178,6 +188,8 @@ em_tensor *em_to_dtype(const em_tensor *t, em_dtype dt); /* new ref to t if same
 /* dst[...] = src, broadcasting src to dst's shape, converting dtypes. */
 em_status em_copy_(em_tensor *dst, const em_tensor *src);
 em_status em_fill_(em_tensor *t, double value);
+/* real + imag i; a non-complex t takes only imag == 0 (else "cannot be converted") */
+em_status em_fill_complex_(em_tensor *t, double real, double imag);
 em_status em_zero_(em_tensor *t);
 
 /* ---- comparison of whole tensors ------------------------------------- */

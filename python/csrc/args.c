@@ -163,7 +163,10 @@ em_tensor *emp_number_tensor(PyObject *o)
         return emp_as_int64(o, &v) ? NULL : em_scalar_int(v);
     }
     if (PyFloat_Check(o)) return em_scalar_float(PyFloat_AS_DOUBLE(o));
-    if (PyComplex_Check(o)) return NULL;
+    if (emp_is_complex_number(o)) {
+        Py_complex z = PyComplex_AsCComplex(o);
+        return PyErr_Occurred() ? NULL : em_scalar_complex(z.real, z.imag);
+    }
     if (!emp_is_tensor(o) && Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) { /* numpy floats */
         double d = PyFloat_AsDouble(o);
         if (d == -1.0 && PyErr_Occurred()) { PyErr_Clear(); return NULL; }
@@ -308,7 +311,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             a->isint[k] = true;
             return 1;
         }
-        if (PyComplex_Check(o) || !Py_TYPE(o)->tp_as_number || !Py_TYPE(o)->tp_as_number->nb_float) return 0;
+        if (emp_is_complex_number(o) || !Py_TYPE(o)->tp_as_number || !Py_TYPE(o)->tp_as_number->nb_float) return 0;
         a->d[k] = PyFloat_AsDouble(o);
         a->isint[k] = false;
         return a->d[k] == -1.0 && PyErr_Occurred() ? -1 : 1;
@@ -332,7 +335,7 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
             a->d[k] = (double)v;
             return 1;
         }
-        if ((Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !PyComplex_Check(o))) {
+        if ((Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !emp_is_complex_number(o))) {
             a->d[k] = PyFloat_AsDouble(o);
             return a->d[k] == -1.0 && PyErr_Occurred() ? -1 : 1;
         }

@@ -13,6 +13,7 @@ static const char *typestr(em_dtype dt)
     static const char *const names[EM_DTYPE_COUNT] = {
         [EM_U8] = "|u1", [EM_I8] = "|i1", [EM_I16] = "<i2", [EM_I32] = "<i4", [EM_I64] = "<i8",
         [EM_F16] = "<f2", [EM_F32] = "<f4", [EM_F64] = "<f8", [EM_BOOL] = "|b1",
+        [EM_C64] = "<c8", [EM_C128] = "<c16",
     };
     return names[dt];
 }
@@ -20,9 +21,9 @@ static const char *typestr(em_dtype dt)
 /* The buffer protocol's struct-module format of each dtype. */
 static char *buffer_format(em_dtype dt)
 {
-    static char formats[EM_DTYPE_COUNT][2] = {
+    static char formats[EM_DTYPE_COUNT][3] = {
         [EM_U8] = "B", [EM_I8] = "b", [EM_I16] = "h", [EM_I32] = "i", [EM_I64] = "q",
-        [EM_F16] = "e", [EM_F32] = "f", [EM_F64] = "d", [EM_BOOL] = "?",
+        [EM_F16] = "e", [EM_F32] = "f", [EM_F64] = "d", [EM_BOOL] = "?", [EM_C64] = "Zf", [EM_C128] = "Zd",
     };
     return formats[dt][0] ? formats[dt] : NULL;
 }

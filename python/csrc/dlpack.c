@@ -12,7 +12,8 @@ static const DLDataType dl_types[EM_DTYPE_COUNT] = {
     [EM_U8] = {kDLUInt, 8, 1},    [EM_I8] = {kDLInt, 8, 1},     [EM_I16] = {kDLInt, 16, 1},
     [EM_I32] = {kDLInt, 32, 1},   [EM_I64] = {kDLInt, 64, 1},   [EM_F16] = {kDLFloat, 16, 1},
     [EM_F32] = {kDLFloat, 32, 1}, [EM_F64] = {kDLFloat, 64, 1}, [EM_BOOL] = {kDLBool, 8, 1},
-    [EM_BF16] = {kDLBfloat, 16, 1},
+    [EM_BF16] = {kDLBfloat, 16, 1}, [EM_C32] = {kDLComplex, 32, 1}, [EM_C64] = {kDLComplex, 64, 1},
+    [EM_C128] = {kDLComplex, 128, 1},
 };
 
 static const char invalid_capsule[] = "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "

@@ -7,7 +7,7 @@ static EmpDtype dtype_objs[EM_DTYPE_COUNT];
 /* PyTorch's aliases, registered on the module next to the canonical names. */
 static const struct { const char *alias; em_dtype dt; } dtype_aliases[] = {
     {"float", EM_F32}, {"double", EM_F64}, {"half", EM_F16}, {"short", EM_I16},
-    {"int", EM_I32},   {"long", EM_I64},
+    {"int", EM_I32},   {"long", EM_I64},  {"cfloat", EM_C64}, {"cdouble", EM_C128}, {"chalf", EM_C32},
 };
 
 PyObject *emp_dtype_obj(em_dtype dt) { return (PyObject *)&dtype_objs[dt]; }
@@ -25,7 +25,10 @@ static PyObject *dtype_is_signed(PyObject *self, void *c)
 {
     return PyBool_FromLong(em_dtype_is_signed(((EmpDtype *)self)->dtype));
 }
-static PyObject *dtype_is_complex(PyObject *self, void *c) { Py_RETURN_FALSE; }
+static PyObject *dtype_is_complex(PyObject *self, void *c)
+{
+    return PyBool_FromLong(em_dtype_is_complex(((EmpDtype *)self)->dtype));
+}
 static PyObject *dtype_itemsize(PyObject *self, void *c)
 {
     return PyLong_FromSize_t(em_dtype_size(((EmpDtype *)self)->dtype));

@@ -43,6 +43,8 @@ em_tensor *emp_array_to_tensor(PyObject *obj, em_dtype dt);
  * too), and a tensor sharing an array's memory (from_numpy's checks and
  * read-only warning), a new reference or NULL with an exception. */
 bool emp_is_ndarray(PyObject *obj);
+/* A Python complex or a NumPy complex scalar (np.complex64 is no complex subclass). */
+bool emp_is_complex_number(PyObject *obj);
 em_tensor *emp_array_share(PyObject *arr);
 /* DLPack (dlpack.c): a tensor over a "dltensor" capsule's memory, which it
  * consumes (renamed "used_dltensor"); NULL with an exception. */
@@ -245,6 +247,7 @@ extern PyMethodDef emp_shared_memory_functions[], emp_shared_memory_methods[];
 extern PyBufferProcs emp_tensor_as_buffer;
 extern PyMethodDef emp_inplace_view_methods[];
 extern PyMethodDef emp_reduce_functions[], emp_reduce_methods[], emp_scan_functions[], emp_scan_methods[];
+extern PyMethodDef emp_complex_functions[];
 extern PyMethodDef emp_sort_functions[], emp_sort_methods[], emp_linalg_functions[], emp_linalg_methods[];
 /* The nn and optim families: ember.<name> functions (where torch has them at the top
  * level) and ember._C._nn functions (torch._C._nn's, and the rest F needs). */

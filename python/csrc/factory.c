@@ -4,8 +4,8 @@
 #include "emp.h"
 
 /* ---- nested sequences ------------------------------------------------------ */
-/* What the scalars seen so far need: bool < int < float (PyTorch's inference). */
-enum { KIND_NONE, KIND_BOOL, KIND_INT, KIND_FLOAT };
+/* What the scalars seen so far need: bool < int < float < complex (PyTorch's inference). */
+enum { KIND_NONE, KIND_BOOL, KIND_INT, KIND_FLOAT, KIND_COMPLEX };
 
 static bool is_sequence(PyObject *o) { return PyList_Check(o) || PyTuple_Check(o); }
 
@@ -18,8 +18,9 @@ static int infer(PyObject *o, int depth, int64_t *sizes, int *ndim, int *kind)
         int k;
         if (emp_is_tensor(o) && em_ndim(emp_t(o)) == 0) { /* a 0-d tensor is a scalar */
             em_dtype dt = em_dtype_of(emp_t(o));
-            k = dt == EM_BOOL ? KIND_BOOL : em_dtype_is_float(dt) ? KIND_FLOAT : KIND_INT;
+            k = dt == EM_BOOL ? KIND_BOOL : em_dtype_is_float(dt) ? KIND_FLOAT : em_dtype_is_complex(dt) ? KIND_COMPLEX : KIND_INT;
         } else if (PyBool_Check(o)) k = KIND_BOOL;
+        else if (emp_is_complex_number(o)) k = KIND_COMPLEX;
         else if (PyLong_Check(o) || (PyIndex_Check(o) && !emp_is_tensor(o))) k = KIND_INT;
         else if (PyFloat_Check(o) || (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float && !emp_is_tensor(o) &&
                                       !PyComplex_Check(o)))
@@ -66,11 +67,15 @@ static int fill(PyObject *o, em_dtype dt, char **pos)
             if (fill(PySequence_Fast_GET_ITEM(o, i), dt, pos)) return -1;
         return 0;
     }
-    double d = 0;
+    double d = 0, im = 0;
     long long v = 0;
     bool is_int = false;
     if (emp_is_tensor(o)) {
-        if (em_item(emp_t(o), &d)) return emp_raise(), -1;
+        if (em_item_complex(emp_t(o), &d, &im)) return emp_raise(), -1;
+    } else if (emp_is_complex_number(o)) {
+        Py_complex z = PyComplex_AsCComplex(o);
+        if (PyErr_Occurred()) return -1;
+        d = z.real, im = z.imag;
     } else if (PyBool_Check(o)) {
         v = o == Py_True, is_int = true;
     } else if (PyLong_Check(o) || PyIndex_Check(o)) {
@@ -98,6 +103,7 @@ static int fill(PyObject *o, em_dtype dt, char **pos)
     case EM_I32: *(int32_t *)p = (int32_t)(is_int ? v : (long long)d); break;
     case EM_I64: *(int64_t *)p = is_int ? v : (int64_t)d; break;
     case EM_F32: *(float *)p = (float)(is_int ? (double)v : d); break;
+    case EM_C128: ((double *)p)[0] = is_int ? (double)v : d, ((double *)p)[1] = im; break;
     default: *(double *)p = is_int ? (double)v : d; break; /* F64; half types go through F64 */
     }
     *pos = p + em_dtype_size(dt);
@@ -123,8 +129,12 @@ em_tensor *emp_tensor_from_object(PyObject *obj, em_dtype dt)
     }
     if (infer(obj, 0, sizes, &ndim, &kind)) return NULL;
     if (ndim < 0) ndim = 0;
-    if (dt == EM_DTYPE_NONE) dt = kind == KIND_BOOL ? EM_BOOL : kind == KIND_INT ? EM_I64 : em_get_default_dtype();
-    em_dtype store = dt == EM_F16 || dt == EM_BF16 ? EM_F64 : dt;
+    if (dt == EM_DTYPE_NONE)
+        dt = kind == KIND_BOOL ? EM_BOOL : kind == KIND_INT ? EM_I64 : kind == KIND_COMPLEX ? em_get_default_complex_dtype()
+                                                                                           : em_get_default_dtype();
+    /* half types go through F64; complex ones and complex data (into a real dtype: PyTorch
+     * keeps the real part) through C128 */
+    em_dtype store = em_dtype_is_complex(dt) || kind == KIND_COMPLEX ? EM_C128 : dt == EM_F16 || dt == EM_BF16 ? EM_F64 : dt;
     t = em_empty(ndim, sizes, store);
     if (!t) {
         emp_raise();

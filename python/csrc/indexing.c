@@ -294,15 +294,17 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index)
 static const double dtype_max[EM_DTYPE_COUNT] = {
     [EM_U8] = 255, [EM_I8] = 127, [EM_I16] = 32767, [EM_I32] = 2147483647, [EM_I64] = 9223372036854775807.0,
     [EM_F16] = 65504, [EM_F32] = FLT_MAX, [EM_F64] = DBL_MAX, [EM_BOOL] = INFINITY, [EM_BF16] = 3.38953139e38,
+    [EM_C32] = 65504, [EM_C64] = FLT_MAX, [EM_C128] = DBL_MAX, /* each part's */
 };
 
 static bool fits(double v, bool from_int, em_dtype dt)
 {
     double max = dtype_max[dt];
-    if (dt == EM_BOOL || (em_dtype_is_float(dt) && !isfinite(v))) return true;
+    bool floating = em_dtype_is_float(dt) || em_dtype_is_complex(dt);
+    if (dt == EM_BOOL || (floating && !isfinite(v))) return true;
     if (dt == EM_U8) return from_int ? v <= max && v >= -max : v <= max && v >= 0;
     if (dt == EM_I64) return v < max && v >= -max; /* max is 2^63 as a double */
-    return v <= max && v >= (em_dtype_is_float(dt) ? -max : -max - 1);
+    return v <= max && v >= (floating ? -max : -max - 1);
 }
 
 /* The value of x[...] = value as a tensor (new ref): a tensor as it is, a
@@ -311,7 +313,7 @@ static em_tensor *value_tensor(PyObject *value, em_dtype dt)
 {
     if (emp_is_tensor(value)) return em_retain(emp_t(value));
     int64_t i = 0;
-    double d;
+    double d, im = 0;
     bool from_int = PyLong_Check(value), lost_imag = false;
     if (!from_int && PyIndex_Check(value) && !PyFloat_Check(value)) { /* numpy integers */
         PyObject *tp = (PyObject *)Py_TYPE(value), *mod = PyObject_GetAttrString(tp, "__module__");
@@ -328,17 +330,20 @@ static em_tensor *value_tensor(PyObject *value, em_dtype dt)
         d = (double)i;
     } else if (PyFloat_Check(value)) {
         d = PyFloat_AS_DOUBLE(value);
-    } else if (PyComplex_Check(value)) { /* no complex dtypes: only a real value fits */
-        d = PyComplex_RealAsDouble(value);
-        lost_imag = PyComplex_ImagAsDouble(value) != 0;
+    } else if (emp_is_complex_number(value)) { /* a real dtype takes only a real value */
+        Py_complex z = PyComplex_AsCComplex(value);
+        if (PyErr_Occurred()) return NULL;
+        d = z.real, im = z.imag;
+        lost_imag = im != 0 && !em_dtype_is_complex(dt);
     } else {
         return PyErr_Format(PyExc_TypeError, "can't assign a %s to a ember.%sTensor", Py_TYPE(value)->tp_name,
                             em_dtype_scalar_name(dt)), NULL;
     }
-    if (lost_imag || !fits(d, from_int, dt))
+    if (lost_imag || !fits(d, from_int, dt) || !fits(im, false, dt))
         return PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
                             em_dtype_name(dt)), NULL;
     em_tensor *t = from_int && dt == EM_I64 ? em_from_data(&i, 0, NULL, EM_I64) : em_tensor_scalar(d, dt);
+    if (t && im != 0 && em_fill_complex_(t, d, im)) em_release(t), t = NULL;
     if (!t) emp_raise();
     return t;
 }

@@ -23,6 +23,7 @@ static bool is_numpy(PyObject *o, const char *tp_name)
 }
 
 bool emp_is_ndarray(PyObject *o) { return is_numpy(o, "numpy.ndarray"); }
+bool emp_is_complex_number(PyObject *o) { return PyComplex_Check(o) || is_numpy(o, "numpy.complexfloating"); }
 
 enum { FORMAT_OK, FORMAT_UNSUPPORTED, FORMAT_BYTE_ORDER };
 
@@ -36,14 +37,18 @@ static int buffer_dtype(const Py_buffer *v, em_dtype *dt)
     static const struct { char kind; int size; em_dtype dt; } types[] = {
         {'i', 1, EM_I8}, {'i', 2, EM_I16}, {'i', 4, EM_I32}, {'i', 8, EM_I64}, {'u', 1, EM_U8},
         {'f', 2, EM_F16}, {'f', 4, EM_F32}, {'f', 8, EM_F64}, {'b', 1, EM_BOOL},
+        {'c', 8, EM_C64}, {'c', 16, EM_C128},
     };
     const char *f = v->format ? v->format : "B";
     char order = '@';
     if (*f && strchr("@=<>!^", *f)) order = *f++;
+    bool complex = *f == 'Z'; /* "Zf": a pair of floats */
+    f += complex;
     if (!f[0] || f[1]) return FORMAT_UNSUPPORTED;
     char kind = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
         if (strchr(kinds[i].chars, f[0])) kind = kinds[i].kind;
+    if (complex) kind = kind == 'f' && f[0] != 'e' ? 'c' : 0;
     for (size_t i = 0; kind && i < sizeof types / sizeof *types; i++)
         if (types[i].kind == kind && types[i].size == v->itemsize) {
             *dt = types[i].dt;
@@ -63,7 +68,7 @@ static void unsupported_array_dtype(PyObject *arr)
     PyErr_Clear();
     PyErr_Format(PyExc_TypeError,
                  "can't convert np.ndarray of type numpy.%s. The only supported types are: float64, float32, "
-                 "float16, int64, int32, int16, int8, uint8, and bool.",
+                 "float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.",
                  name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "unknown");
     Py_XDECREF(name);
     Py_XDECREF(type);

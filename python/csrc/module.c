@@ -275,6 +275,7 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&methods, emp_inplace_view_methods);
     emp_table_add_all(&functions, emp_scan_functions);
     emp_table_add_all(&methods, emp_scan_methods);
+    emp_table_add_all(&functions, emp_complex_functions);
     emp_table_add_all(&functions, emp_sort_functions);
     emp_table_add_all(&methods, emp_sort_methods);
     emp_table_add_all(&functions, emp_linalg_functions);

@@ -265,6 +265,11 @@ PyObject *emp_tensor_item(PyObject *self)
     if (dt == EM_I64 && em_device_of(t).type == EM_CPU) return PyLong_FromLongLong(*(int64_t *)em_data_ptr(t));
     if (em_item(t, &v)) return emp_raise();
     if (dt == EM_BOOL) return PyBool_FromLong(v != 0);
+    if (em_dtype_is_complex(dt)) {
+        double re, im;
+        if (em_item_complex(t, &re, &im)) return emp_raise();
+        return PyComplex_FromDoubles(re, im);
+    }
     if (em_dtype_is_float(dt)) return PyFloat_FromDouble(v);
     return PyLong_FromDouble(v);
 }
@@ -277,8 +282,21 @@ static int tensor_bool(EmpTensor *self)
                      em_numel(self->t) ? "more than one" : "no");
         return -1;
     }
-    if (em_item(self->t, &v)) return emp_raise(), -1;
-    return v != 0;
+    double im;
+    if (em_item_complex(self->t, &v, &im)) return emp_raise(), -1;
+    return v != 0 || im != 0;
+}
+
+/* A complex element with a nonzero imaginary part has no real value (PyTorch's error). */
+static int real_item(EmpTensor *self, double *v)
+{
+    double im;
+    if (em_item_complex(self->t, v, &im)) return emp_raise(), -1;
+    if (im != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type double without overflow");
+        return -1;
+    }
+    return 0;
 }
 
 static PyObject *tensor_float(EmpTensor *self)
@@ -286,7 +304,7 @@ static PyObject *tensor_float(EmpTensor *self)
     double v;
     if (em_numel(self->t) != 1)
         return PyErr_Format(PyExc_ValueError, "only one element tensors can be converted to Python scalars");
-    if (em_item(self->t, &v)) return emp_raise();
+    if (real_item(self, &v)) return NULL;
     return PyFloat_FromDouble(v);
 }
 
@@ -295,8 +313,9 @@ static PyObject *tensor_int(EmpTensor *self)
     double v;
     if (em_numel(self->t) != 1)
         return PyErr_Format(PyExc_ValueError, "only one element tensors can be converted to Python scalars");
-    if (!em_dtype_is_float(em_dtype_of(self->t))) return PyNumber_Long(emp_tensor_item((PyObject *)self));
-    if (em_item(self->t, &v)) return emp_raise();
+    em_dtype dt = em_dtype_of(self->t);
+    if (!em_dtype_is_float(dt) && !em_dtype_is_complex(dt)) return PyNumber_Long(emp_tensor_item((PyObject *)self));
+    if (real_item(self, &v)) return NULL;
     if (isnan(v) || isinf(v)) return PyLong_FromDouble(v); /* raises as Python's int(float) */
     return PyLong_FromDouble(trunc(v));
 }

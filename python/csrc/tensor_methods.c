@@ -32,7 +32,7 @@ EMP_BIND(is_contiguous, "is_contiguous(Tensor input, *, memory_format? memory_fo
     return PyBool_FromLong(em_is_contiguous(a->t[0]));
 }
 EMP_BIND(is_floating_point, "is_floating_point(Tensor input)") { return PyBool_FromLong(em_dtype_is_float(em_dtype_of(a->t[0]))); }
-EMP_BIND(is_complex, "is_complex(Tensor input)") { Py_RETURN_FALSE; }
+EMP_BIND(is_complex, "is_complex(Tensor input)") { return PyBool_FromLong(em_dtype_is_complex(em_dtype_of(a->t[0]))); }
 EMP_BIND(data_ptr, "data_ptr(Tensor input)") { return PyLong_FromVoidPtr(em_data_ptr(a->t[0])); }
 EMP_BIND(item, "item(Tensor input)") { return emp_tensor_item(a->obj[0]); }
 
@@ -51,7 +51,8 @@ static PyObject *list_of(const char *p, em_dtype dt, int nd, const int64_t *size
         case EM_I64: return PyLong_FromLongLong(*(const int64_t *)e);
         case EM_F32: return PyFloat_FromDouble(*(const float *)e);
         case EM_F64: return PyFloat_FromDouble(*(const double *)e);
-        default: return NULL; /* half types are converted before */
+        case EM_C128: return PyComplex_FromDoubles(((const double *)e)[0], ((const double *)e)[1]);
+        default: return NULL; /* half and complex64 types are converted before */
         }
     }
     PyObject *l = PyList_New(sizes[0]);
@@ -67,7 +68,7 @@ EMP_BIND(tolist, "tolist(Tensor input)")
 {
     em_tensor *t = a->t[0];
     em_dtype dt = em_dtype_of(t);
-    em_dtype as = dt == EM_F16 || dt == EM_BF16 ? EM_F32 : dt;
+    em_dtype as = dt == EM_F16 || dt == EM_BF16 ? EM_F32 : em_dtype_is_complex(dt) ? EM_C128 : dt;
     em_tensor *c = em_to_dtype(t, as), *cc = c ? em_contiguous(c) : NULL;
     em_release(c);
     if (!cc) return emp_raise();
@@ -132,7 +133,7 @@ EMP_BIND(cuda, "cuda(Tensor input, device? device=None, bool non_blocking=False,
 /* float(), double(), long()...: to(dtype) under PyTorch's names. */
 #define DTYPE_METHODS(X) \
     X(float, EM_F32) X(double, EM_F64) X(half, EM_F16) X(bfloat16, EM_BF16) X(long, EM_I64) \
-    X(int, EM_I32) X(short, EM_I16) X(char, EM_I8) X(byte, EM_U8)
+    X(int, EM_I32) X(short, EM_I16) X(char, EM_I8) X(byte, EM_U8) X(cfloat, EM_C64) X(cdouble, EM_C128) X(chalf, EM_C32)
 #define DEFINE(name, dt) \
     EMP_BIND(name, #name "(Tensor input, *, memory_format? memory_format=None)") { return convert_to(a, dt, em_device_of(a->t[0]), false); }
 DTYPE_METHODS(DEFINE)

@@ -11,7 +11,8 @@ from ._C import (dtype, device, Size, Generator, default_generator, manual_seed,
                  get_default_dtype, is_grad_enabled,
                  is_inference_mode_enabled)
 from ._C import (uint8, int8, int16, int32, int64, float16, float32, float64, bfloat16, bool,
-                 float, double, half, short, int, long)
+                 float, double, half, short, int, long,
+                 complex32, complex64, complex128, chalf, cfloat, cdouble)
 from ._tensor import Tensor
 from ._dtype_info import finfo, iinfo
 from .autograd.grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
@@ -27,6 +28,8 @@ globals().update({name: fn for name, fn in vars(_C).items()
 # PyTorch's aliases and the functions written with other ops (ember/_functions.py)
 from . import _functions
 _functions.install(globals())
+from . import _complex
+_complex.install(globals(), Tensor)
 
 __version__ = '0.1.0'
 

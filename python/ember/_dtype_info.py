@@ -11,6 +11,8 @@ _FLOATS = {
     'float32': (32, 23, 127, -126),
     'float64': (64, 52, 1023, -1022),
 }
+# a complex dtype's limits are those of its parts (PyTorch's finfo)
+_PARTS = {'complex32': 'float16', 'complex64': 'float32', 'complex128': 'float64'}
 # dtype name: (bits, signed)
 _INTS = {'uint8': (8, False), 'int8': (8, True), 'int16': (16, True), 'int32': (32, True), 'int64': (64, True)}
 
@@ -52,6 +54,7 @@ class finfo(_Info):
 
     def __init__(self, type=None):
         name = _name(type, 'finfo')
+        name = _PARTS.get(name, name)
         if name not in _FLOATS:
             raise TypeError("ember.finfo() requires a floating point input type. Use ember.iinfo to handle 'ember.finfo'")
         bits, mant, emax, emin = _FLOATS[name]

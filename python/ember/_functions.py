@@ -474,8 +474,11 @@ def result_type(tensor1, tensor2):
 
 
 def can_cast(from_, to):
-    """Ember's (and PyTorch's) casting rule: no floating -> integral, nothing but bool -> bool."""
-    if from_.is_floating_point and not to.is_floating_point:
+    """Ember's (and PyTorch's) casting rule: no complex -> real, no floating -> integral, nothing but
+    bool -> bool."""
+    if from_.is_complex and not to.is_complex:
+        return False
+    if from_.is_floating_point and not (to.is_floating_point or to.is_complex):
         return False
     return not (from_ != _C.bool and to == _C.bool)
 

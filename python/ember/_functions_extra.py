@@ -1,6 +1,5 @@
 """More torch functions and Tensor methods that are compositions of Ember ops (issue 14's names):
-the *_copy forms of the views, the scatter-into-a-view functions, facts about real tensors
-(conj, real, sgn, is_conj...), addr, ldexp, clamp_min_/clamp_max_, sum_to_size, fill_diagonal_,
+the *_copy forms of the views, the scatter-into-a-view functions, addr, ldexp, clamp_min_/clamp_max_, sum_to_size, fill_diagonal_,
 vander, range, empty_strided. Installed by ember._functions.install."""
 import builtins
 
@@ -54,47 +53,6 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
                            f"slice size = {list(view.shape)}")
     view.copy_(src)
     return out
-
-
-# ---- real tensors: Ember has no complex dtypes, so these are PyTorch's answers for real ones ----
-def conj(input):
-    return input
-
-
-def resolve_conj(input):
-    return input
-
-
-def resolve_neg(input):
-    return input
-
-
-def conj_physical(input):
-    return input.clone()
-
-
-def is_conj(input):
-    return False
-
-
-def is_neg(input):
-    return False
-
-
-def isreal(input):
-    return _C.ones_like(input, dtype=_C.bool)
-
-
-def real(input):
-    return input
-
-
-def imag(input):
-    raise RuntimeError('imag is not implemented for tensors with non-complex dtypes.')
-
-
-def sgn(input):
-    return input.sign()
 
 
 def adjoint(input):
@@ -194,8 +152,8 @@ def type_as(input, other):
 
 
 FUNCTIONS = {f.__name__: f for f in (
-    as_strided_scatter, select_scatter, diagonal_scatter, slice_scatter, conj, resolve_conj, resolve_neg, conj_physical, is_conj,
-    is_neg, isreal, real, imag, sgn, adjoint, addr, ldexp, vander, empty_strided, fill, get_device)}
+    as_strided_scatter, select_scatter, diagonal_scatter, slice_scatter,
+    adjoint, addr, ldexp, vander, empty_strided, fill, get_device)}
 FUNCTIONS['range'] = range_  # named range_ here: the builtin range stays usable in this module
 FUNCTIONS.update({v + '_copy': _copy_of(v) for v in VIEW_COPIES})
 FUNCTIONS.update(row_stack=_C.vstack, chain_matmul=lambda *matrices: _chain(matrices),
@@ -240,18 +198,17 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
 
 METHODS = dict(
     narrow_copy=lambda self, dim, start, length: self.narrow(dim, start, length).clone(),
-    as_strided_scatter=as_strided_scatter, select_scatter=select_scatter, diagonal_scatter=diagonal_scatter, slice_scatter=slice_scatter, conj=conj,
-    resolve_conj=resolve_conj, resolve_neg=resolve_neg, conj_physical=conj_physical, is_conj=is_conj,
-    is_neg=is_neg, isreal=isreal, sgn=sgn, adjoint=adjoint, addr=addr, ldexp=ldexp, sum_to_size=sum_to_size,
+    as_strided_scatter=as_strided_scatter, select_scatter=select_scatter, diagonal_scatter=diagonal_scatter, slice_scatter=slice_scatter,
+    adjoint=adjoint, addr=addr, ldexp=ldexp, sum_to_size=sum_to_size,
     fill_diagonal_=fill_diagonal_, get_device=get_device, type_as=type_as,
     unsafe_chunk=FUNCTIONS['unsafe_chunk'], unsafe_split=FUNCTIONS['unsafe_split'],
     unsafe_split_with_sizes=FUNCTIONS['unsafe_split_with_sizes'],
-    sgn_=lambda self: self.sign_(), ldexp_=lambda self, other: self.copy_(ldexp(self, other)),
+    ldexp_=lambda self, other: self.copy_(ldexp(self, other)),
     addr_=lambda self, vec1, vec2, *, beta=1, alpha=1: self.copy_(addr(self, vec1, vec2, beta=beta, alpha=alpha)),
     clamp_min_=lambda self, min: self.clamp_(min=min), clamp_max_=lambda self, max: self.clamp_(max=max),
-    conj_physical_=lambda self: self, resize_as_=resize_as_, detach_=detach_, new_empty_strided=new_empty_strided,
+    resize_as_=resize_as_, detach_=detach_, new_empty_strided=new_empty_strided,
     **{view + '_': _inplace_view(view) for view in INPLACE_VIEWS})
-PROPERTIES = dict(real=property(real), imag=property(imag), mH=property(adjoint),
+PROPERTIES = dict(mH=property(adjoint),
                   **{name: property(lambda self: False) for name in (
                       'is_meta', 'is_mps', 'is_xpu', 'is_ipu', 'is_vulkan', 'is_ort', 'is_nested')})
 
@@ -281,5 +238,5 @@ def install(namespace):
     for name, prop in PROPERTIES.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, prop)
-    for name in ('clamp_min_', 'clamp_max_', 'as_strided_', 'resize_as_', 'detach_', 'ldexp_', 'conj_physical_'):
+    for name in ('clamp_min_', 'clamp_max_', 'as_strided_', 'resize_as_', 'detach_', 'ldexp_'):
         namespace.setdefault(name, METHODS[name])

@@ -1,4 +1,4 @@
-"""torch functions around the nn losses and signal windows, and small numerics (angle, renorm,
+"""torch functions around the nn losses and signal windows, and small numerics (renorm,
 norm_except_dim, frobenius_norm, gradient, quantile), as compositions of Ember ops; installed by
 ember._functions_extra.install. The top-level loss functions take PyTorch's integer reductions
 (0 none, 1 mean, 2 sum), as torch.kl_div and friends do."""
@@ -100,12 +100,6 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
 
 
 # ---- small numerics ----
-def angle(input):
-    """The argument of a real number: 0 for x >= 0, pi for x < 0 (nan stays nan)."""
-    x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
-    return _C.where(_C.isnan(x), x, _C.where(x < 0, _C.full_like(x, math.pi), _C.zeros_like(x)))
-
-
 def renorm(input, p, dim, maxnorm):
     """Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
     if input.dim() <= 1:
@@ -336,11 +330,11 @@ def to_dlpack(tensor):
 FUNCTIONS = {f.__name__: f for f in (
     kl_div, cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, triplet_margin_loss,
     poisson_nll_loss, bilinear, max_pool1d_with_indices, hann_window, hamming_window, blackman_window,
-    bartlett_window, angle, renorm, norm_except_dim, frobenius_norm, quantile, nanquantile, matrix_power,
+    bartlett_window, renorm, norm_except_dim, frobenius_norm, quantile, nanquantile, matrix_power,
     get_num_interop_threads, set_num_interop_threads, init_num_threads, is_distributed, is_vulkan_available,
     get_file_path, prepare_multiprocessing_environment, to_dlpack, conv_tbc, index_reduce, gradient, frexp,
     is_inference)}
-METHODS = dict(angle=angle, renorm=renorm, quantile=quantile, nanquantile=nanquantile, matrix_power=matrix_power,
+METHODS = dict(renorm=renorm, quantile=quantile, nanquantile=nanquantile, matrix_power=matrix_power,
                is_distributed=is_distributed, index_reduce=index_reduce, frexp=frexp, is_inference=is_inference,
                index_reduce_=lambda self, dim, index, source, reduce, *, include_self=True: self.copy_(
                    index_reduce(self, dim, index, source, reduce, include_self=include_self)),

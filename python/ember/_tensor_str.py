@@ -92,6 +92,22 @@ class _Formatter:
         return (self.max_width - len(ret)) * ' ' + ret
 
 
+class _ComplexFormatter:
+    """Complex values as PyTorch prints them: real parts and imaginary parts
+    each sized by a _Formatter of their own, joined as 'a+bj'."""
+
+    def __init__(self, values):
+        self.real = _Formatter([v.real for v in values], True)
+        self.imag = _Formatter([v.imag for v in values], True)
+
+    def width(self):
+        return self.real.width() + self.imag.width() + 1  # + the 'j'
+
+    def format(self, value):
+        imag = (self.imag.format(value.imag) + 'j').lstrip()
+        return self.real.format(value.real) + ('' if imag[0] in '+-' else '+') + imag
+
+
 _ELLIPSIS = object()  # where a summarized dimension skips its middle
 
 
@@ -148,7 +164,11 @@ def _tensor_str(self, indent):
     if self.dtype in (_C.float16, _C.bfloat16):
         self = self.float()
     data = _shown(self) if self.numel() > PRINT_OPTS.threshold else self.tolist()
-    formatter = _Formatter(list(_flat(data, self.dim())), self.dtype.is_floating_point)
+    values = list(_flat(data, self.dim()))
+    if self.dtype.is_complex:
+        formatter = _ComplexFormatter(values)
+    else:
+        formatter = _Formatter(values, self.dtype.is_floating_point)
     return _nested_str(data, self.dim(), indent, formatter)
 
 
@@ -196,7 +216,8 @@ def _str(inp, *, tensor_contents=None):
             suffixes.append('dtype=' + str(self.dtype))
         tensor_str = '[]'
     else:
-        if self.dtype not in (default, _C.int64, _C.bool):
+        default_complex = _C.complex128 if default == _C.float64 else _C.complex64
+        if self.dtype not in (default, default_complex, _C.int64, _C.bool):
             suffixes.append('dtype=' + str(self.dtype))
         tensor_str = None if tensor_contents is not None else _tensor_str(self, indent)
     if tensor_contents is not None:

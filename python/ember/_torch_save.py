@@ -29,7 +29,8 @@ from ._storage import TypedStorage, UntypedStorage, untyped_storage
 _STORAGE_NAMES = {
     'float64': 'DoubleStorage', 'float32': 'FloatStorage', 'float16': 'HalfStorage', 'bfloat16': 'BFloat16Storage',
     'int64': 'LongStorage', 'int32': 'IntStorage', 'int16': 'ShortStorage', 'int8': 'CharStorage',
-    'uint8': 'ByteStorage', 'bool': 'BoolStorage',
+    'uint8': 'ByteStorage', 'bool': 'BoolStorage', 'complex32': 'ComplexHalfStorage',
+    'complex64': 'ComplexFloatStorage', 'complex128': 'ComplexDoubleStorage',
 }
 
 

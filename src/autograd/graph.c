@@ -262,6 +262,8 @@ em_status em_set_requires_grad(em_tensor *t, bool requires_grad)
                        "use a computed variable in a subgraph that doesn't require differentiation use "
                        "var_no_grad = var.detach().");
     }
+    if (requires_grad && em_dtype_is_complex((em_dtype)t->dtype))
+        return em_fail(EM_ERR_NOT_IMPLEMENTED, "autograd of complex tensors is not implemented in Ember");
     if (requires_grad && !em_dtype_is_float((em_dtype)t->dtype))
         return em_fail(EM_ERR_RUNTIME, "only Tensors of floating point dtype can require gradients");
     if (requires_grad && em_is_inference(t) && !em_inference_mode())

@@ -1,6 +1,7 @@
 /* Dtype traits, PyTorch's type promotion, and scalar conversions
  * (float16 and bfloat16 are stored as uint16_t bits and computed in float). */
 #include "internal.h"
+#include <complex.h>
 #include <math.h>
 
 const em_dtype_traits em_dtypes[EM_DTYPE_COUNT] = {
@@ -19,8 +20,29 @@ bool em_dtype_is_int(em_dtype dt)
 }
 bool em_dtype_is_signed(em_dtype dt)
 {
-    return em_dtype_valid(dt) && (em_dtypes[dt].kind == 'i' || em_dtypes[dt].kind == 'f');
+    return em_dtype_valid(dt) && (em_dtypes[dt].kind == 'i' || em_dtypes[dt].kind == 'f' || em_dtypes[dt].kind == 'c');
 }
+bool em_dtype_is_complex(em_dtype dt) { return em_dtype_valid(dt) && em_dtypes[dt].kind == 'c'; }
+
+em_dtype em_dtype_to_complex(em_dtype dt)
+{
+    switch (dt) {
+    case EM_F16: return EM_C32;
+    case EM_F64: return EM_C128;
+    case EM_C32: case EM_C64: case EM_C128: return dt;
+    default: return EM_C64;
+    }
+}
+em_dtype em_dtype_to_real(em_dtype dt)
+{
+    switch (dt) {
+    case EM_C32: return EM_F16;
+    case EM_C64: return EM_F32;
+    case EM_C128: return EM_F64;
+    default: return dt;
+    }
+}
+em_dtype em_get_default_complex_dtype(void) { return em_dtype_to_complex(em_get_default_dtype()); }
 
 
 /* PyTorch's promoteTypes, in dtypes.def order. */
@@ -34,18 +56,24 @@ bool em_dtype_is_signed(em_dtype dt)
 #define f8 EM_F64
 #define b1 EM_BOOL
 #define bf EM_BF16
+#define c2 EM_C32
+#define c4 EM_C64
+#define c8 EM_C128
 static const int8_t promote[EM_DTYPE_COUNT][EM_DTYPE_COUNT] = {
-    /*        u1  i1  i2  i4  i8  f2  f4  f8  b1  bf */
-    /* u1 */ {u1, i2, i2, i4, i8, f2, f4, f8, u1, bf},
-    /* i1 */ {i2, i1, i2, i4, i8, f2, f4, f8, i1, bf},
-    /* i2 */ {i2, i2, i2, i4, i8, f2, f4, f8, i2, bf},
-    /* i4 */ {i4, i4, i4, i4, i8, f2, f4, f8, i4, bf},
-    /* i8 */ {i8, i8, i8, i8, i8, f2, f4, f8, i8, bf},
-    /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f8, f2, f4},
-    /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8, f4, f4},
-    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
-    /* b1 */ {u1, i1, i2, i4, i8, f2, f4, f8, b1, bf},
-    /* bf */ {bf, bf, bf, bf, bf, f4, f4, f8, bf, bf},
+    /*        u1  i1  i2  i4  i8  f2  f4  f8  b1  bf  c2  c4  c8 */
+    /* u1 */ {u1, i2, i2, i4, i8, f2, f4, f8, u1, bf, c2, c4, c8},
+    /* i1 */ {i2, i1, i2, i4, i8, f2, f4, f8, i1, bf, c2, c4, c8},
+    /* i2 */ {i2, i2, i2, i4, i8, f2, f4, f8, i2, bf, c2, c4, c8},
+    /* i4 */ {i4, i4, i4, i4, i8, f2, f4, f8, i4, bf, c2, c4, c8},
+    /* i8 */ {i8, i8, i8, i8, i8, f2, f4, f8, i8, bf, c2, c4, c8},
+    /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f8, f2, f4, c2, c4, c8},
+    /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8, f4, f4, c4, c4, c8},
+    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, c8, c8, c8},
+    /* b1 */ {u1, i1, i2, i4, i8, f2, f4, f8, b1, bf, c2, c4, c8},
+    /* bf */ {bf, bf, bf, bf, bf, f4, f4, f8, bf, bf, c4, c4, c8},
+    /* c2 */ {c2, c2, c2, c2, c2, c2, c4, c8, c2, c4, c2, c4, c8},
+    /* c4 */ {c4, c4, c4, c4, c4, c4, c4, c8, c4, c4, c4, c4, c8},
+    /* c8 */ {c8, c8, c8, c8, c8, c8, c8, c8, c8, c8, c8, c8, c8},
 };
 #undef u1
 #undef i1
@@ -57,6 +85,9 @@ static const int8_t promote[EM_DTYPE_COUNT][EM_DTYPE_COUNT] = {
 #undef f8
 #undef b1
 #undef bf
+#undef c2
+#undef c4
+#undef c8
 
 em_dtype em_promote_types(em_dtype a, em_dtype b)
 {
@@ -76,11 +107,14 @@ int em_set_default_dtype(em_dtype dt)
 }
 
 /* PyTorch's combine_categories: `lower` (a weaker tier) only counts when it is
- * of a higher category (bool < integral < floating) than `higher`. */
+ * of a higher category (bool < integral < floating < complex) than `higher`;
+ * a complex `lower` over a floating `higher` keeps higher's precision. */
 static em_dtype combine_categories(em_dtype higher, em_dtype lower)
 {
     if (higher == EM_DTYPE_NONE) return lower;
-    if (lower == EM_DTYPE_NONE || em_dtype_is_float(higher)) return higher;
+    if (lower == EM_DTYPE_NONE || em_dtype_is_complex(higher)) return higher;
+    if (em_dtype_is_complex(lower)) return em_dtype_is_float(higher) ? em_promote_types(higher, EM_C32) : lower;
+    if (em_dtype_is_float(higher)) return higher;
     if (higher == EM_BOOL || em_dtype_is_float(lower)) return em_promote_types(higher, lower);
     return higher;
 }
@@ -94,6 +128,7 @@ em_dtype em_result_type(int n, const em_tensor *const *ts)
         em_dtype d = (em_dtype)t->dtype;
         if (t->flags & EM_FLAG_WRAPPED_NUMBER) {
             if (em_dtype_is_float(d)) d = default_dtype; /* a Python float is "default float" */
+            else if (em_dtype_is_complex(d)) d = em_get_default_complex_dtype();
             wrapped = em_promote_types(wrapped, d);
         } else if (t->ndim == 0) {
             zero = em_promote_types(zero, d);
@@ -171,7 +206,35 @@ double em_load_f64(const void *p, em_dtype dt)
     case EM_F64: return *(const double *)p;
     case EM_BOOL: return *(const bool *)p;
     case EM_BF16: return em_bf16_to_f32(*(const uint16_t *)p);
+    case EM_C32: case EM_C64: case EM_C128: return creal(em_load_c128(p, dt)); /* the real part */
     default: return NAN;
+    }
+}
+
+double _Complex em_load_c128(const void *p, em_dtype dt)
+{
+    switch (dt) {
+    case EM_C32: {
+        const uint16_t *h = p;
+        return CMPLX(em_f16_to_f32(h[0]), em_f16_to_f32(h[1]));
+    }
+    case EM_C64: return *(const float _Complex *)p;
+    case EM_C128: return *(const double _Complex *)p;
+    default: return em_load_f64(p, dt);
+    }
+}
+
+void em_store_c128(void *p, em_dtype dt, double _Complex v)
+{
+    switch (dt) {
+    case EM_C32: {
+        uint16_t *h = p;
+        h[0] = em_f32_to_f16((float)creal(v)), h[1] = em_f32_to_f16((float)cimag(v));
+        break;
+    }
+    case EM_C64: *(float _Complex *)p = CMPLXF((float)creal(v), (float)cimag(v)); break;
+    case EM_C128: *(double _Complex *)p = v; break;
+    default: em_store_f64(p, dt, creal(v)); break;
     }
 }
 
@@ -199,6 +262,7 @@ void em_store_f64(void *p, em_dtype dt, double v)
     case EM_F64: *(double *)p = v; break;
     case EM_BOOL: *(bool *)p = v != 0; break;
     case EM_BF16: *(uint16_t *)p = em_f32_to_bf16((float)v); break;
+    case EM_C32: case EM_C64: case EM_C128: em_store_c128(p, dt, CMPLX(v, 0.0)); break;
     default: break;
     }
 }

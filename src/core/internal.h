@@ -50,11 +50,12 @@ struct em_tensor {
 };
 
 /* ---- dtype traits ---------------------------------------------------- */
+typedef struct em_complex32_bits { uint16_t re, im; } em_complex32_bits; /* complex32's storage */
 typedef struct em_dtype_traits {
     const char *name;
     const char *scalar_name;
     size_t size;
-    char kind; /* 'b' 'u' 'i' 'f' */
+    char kind; /* 'b' 'u' 'i' 'f' 'c' */
 } em_dtype_traits;
 extern const em_dtype_traits em_dtypes[EM_DTYPE_COUNT];
 
@@ -70,9 +71,12 @@ static inline float em_bf16_to_f32(uint16_t b)
     return f;
 }
 uint16_t em_f32_to_bf16(float f);
-/* Read/write one element of any dtype as double. */
+/* Read/write one element of any dtype as double (a complex one: its real
+ * part is read, a zero imaginary part written), or as a complex double. */
 double em_load_f64(const void *p, em_dtype dt);
 void em_store_f64(void *p, em_dtype dt, double v);
+double _Complex em_load_c128(const void *p, em_dtype dt);
+void em_store_c128(void *p, em_dtype dt, double _Complex v);
 /* The type-promotion result of an op's tensor inputs (PyTorch's result_type:
  * dimensioned tensors, then 0-d tensors, then wrapped numbers, each tier
  * only able to raise the category). */

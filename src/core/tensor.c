@@ -1,6 +1,7 @@
 /* Storage and tensor lifetime, accessors, and the creation functions that
  * need no kernel (empty, from a buffer, scalars). */
 #include "internal.h"
+#include <complex.h>
 #include <stdlib.h>
 
 /* ---- storage ---------------------------------------------------------- */
@@ -211,6 +212,17 @@ int em_item(const em_tensor *t, double *out)
     return EM_OK;
 }
 
+int em_item_complex(const em_tensor *t, double *re, double *im)
+{
+    if (EM_NULL(t) || EM_NULL(re) || EM_NULL(im)) return em_error_code();
+    double v;
+    int st = em_item(t, &v);
+    if (st) return st;
+    double _Complex z = em_load_c128(em_tensor_data(t), (em_dtype)t->dtype);
+    *re = creal(z), *im = cimag(z);
+    return EM_OK;
+}
+
 int em_get(const em_tensor *t, const int64_t *index, double *out)
 {
     if (EM_NULL(t) || EM_NULL_N(t->ndim, index) || EM_NULL(out)) return em_error_code();
@@ -266,6 +278,12 @@ static em_tensor *wrapped(em_tensor *t)
 }
 em_tensor *em_scalar_float(double value) { return wrapped(em_tensor_scalar(value, EM_F64)); }
 em_tensor *em_scalar_bool(bool value) { return wrapped(em_tensor_scalar(value, EM_BOOL)); }
+em_tensor *em_scalar_complex(double real, double imag)
+{
+    em_tensor *t = em_tensor_new(0, NULL, EM_C128, EM_DEVICE_CPU);
+    if (t) em_store_c128(em_tensor_data(t), EM_C128, CMPLX(real, imag));
+    return wrapped(t);
+}
 em_tensor *em_scalar_int(int64_t value)
 {
     em_tensor *t = em_tensor_new(0, NULL, EM_I64, EM_DEVICE_CPU); /* not via double: exact */

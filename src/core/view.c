@@ -477,3 +477,50 @@ int em_unbind(const em_tensor *t, int dim, em_tensor **out, int *n)
     *n = (int)t->sizes[d];
     return EM_OK;
 }
+
+/* ---- complex <-> real views ---------------------------------------------
+ * view_as_real shows each complex element as its (real, imag) pair: a last
+ * dim of 2, strides and offset doubled, in the parts' dtype; view_as_complex
+ * is its inverse. Both share the storage. Autograd does not cross them yet. */
+static em_tensor *retyped_view(const em_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides,
+                               int64_t offset, em_dtype dt)
+{
+    if (em_requires_grad(t))
+        return em_error(EM_ERR_NOT_IMPLEMENTED, "autograd through complex <-> real views is not implemented in Ember");
+    em_tensor *r = em_tensor_view(t, ndim, sizes, strides, offset);
+    if (r) r->dtype = (int8_t)dt;
+    return r;
+}
+
+em_tensor *em_view_as_real(const em_tensor *t)
+{
+    if (EM_NULL(t)) return NULL;
+    if (!em_dtype_is_complex((em_dtype)t->dtype))
+        return em_error(EM_ERR_RUNTIME, "view_as_real is only supported for complex tensors");
+    if (t->ndim >= EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "view_as_real: too many dims (%d)", t->ndim);
+    int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++) sizes[d] = t->sizes[d], strides[d] = 2 * t->strides[d];
+    sizes[t->ndim] = 2, strides[t->ndim] = 1;
+    return retyped_view(t, t->ndim + 1, sizes, strides, 2 * t->offset, em_dtype_to_real((em_dtype)t->dtype));
+}
+
+em_tensor *em_view_as_complex(const em_tensor *t)
+{
+    if (EM_NULL(t)) return NULL;
+    em_dtype dt = (em_dtype)t->dtype;
+    if (dt != EM_F16 && dt != EM_F32 && dt != EM_F64)
+        return em_error(EM_ERR_RUNTIME, "view_as_complex is only supported for half, float and double tensors, but got "
+                        "a tensor of scalar type: %s", em_dtypes[dt].scalar_name);
+    int n = t->ndim;
+    if (n == 0) return em_error(EM_ERR_RUNTIME, "Input tensor must have one or more dimensions");
+    if (t->sizes[n - 1] != 2) return em_error(EM_ERR_RUNTIME, "Tensor must have a last dimension of size 2");
+    if (t->strides[n - 1] != 1) return em_error(EM_ERR_RUNTIME, "Tensor must have a last dimension with stride 1");
+    int64_t strides[EM_MAX_DIMS];
+    for (int d = 0; d < n - 1; d++) {
+        if (t->strides[d] % 2)
+            return em_error(EM_ERR_RUNTIME, "Tensor must have a stride divisible by 2 for all but last dimension");
+        strides[d] = t->strides[d] / 2;
+    }
+    if (t->offset % 2) return em_error(EM_ERR_RUNTIME, "Tensor must have a storage_offset divisible by 2");
+    return retyped_view(t, n - 1, t->sizes, strides, t->offset / 2, em_dtype_to_complex(dt));
+}

@@ -14,7 +14,7 @@
 static em_status check_alpha(const em_call *c)
 {
     double alpha = c->f[0];
-    if (!em_dtype_is_float(c->dtype) && alpha != trunc(alpha))
+    if ((em_dtype_is_int(c->dtype) || c->dtype == EM_BOOL) && alpha != trunc(alpha))
         return em_fail(EM_ERR_RUNTIME,
                        "For integral input tensors, argument alpha must not be a floating point number.");
     return cpu_check_param(alpha, c->dtype);
@@ -41,11 +41,14 @@ static em_status check_sub(const em_call *c)
 EM_FOR_NUMERIC(ADD)
 EM_FOR_NUMERIC(SUB)
 EM_FOR_NUMERIC(MUL)
+EM_FOR_COMPLEX(ADD)
+EM_FOR_COMPLEX(SUB)
+EM_FOR_COMPLEX(MUL)
 EM_BINARY_LOOP(add_BOOL, bool, bool, a || (p[0] != 0 && b))
 EM_BINARY_LOOP(mul_BOOL, bool, bool, a && b)
-CPU_POINTWISE_CHECKED(add, check_alpha, EM_LOOPS_ALL(add))
-CPU_POINTWISE_CHECKED(sub, check_sub, EM_LOOPS_NUMERIC(sub))
-CPU_POINTWISE(mul, EM_LOOPS_ALL(mul))
+CPU_POINTWISE_CHECKED(add, check_alpha, EM_LOOPS_ALL(add) EM_LOOPS_COMPLEX(add))
+CPU_POINTWISE_CHECKED(sub, check_sub, EM_LOOPS_NUMERIC(sub) EM_LOOPS_COMPLEX(sub))
+CPU_POINTWISE(mul, EM_LOOPS_ALL(mul) EM_LOOPS_COMPLEX(mul))
 
 /* ---- divisions ------------------------------------------------------- */
 /* Integer division by zero: PyTorch's RuntimeError "ZeroDivisionError",
@@ -131,7 +134,9 @@ CPU_POINTWISE_CHECKED(fmod, check_divisor, EM_LOOPS_NUMERIC(fmod))
 
 EM_BINARY_LOOP(div_F32, float, float, a / b)
 EM_BINARY_LOOP(div_F64, double, double, a / b)
-CPU_POINTWISE(div, EM_LOOPS_FLOATS(div))
+EM_BINARY_LOOP(div_C64, em_C64_t, em_C64_t, a / b)
+EM_BINARY_LOOP(div_C128, em_C128_t, em_C128_t, a / b)
+CPU_POINTWISE(div, EM_LOOPS_FLOATS(div) EM_LOOPS_COMPLEX(div))
 
 /* ---- pow, float_power ------------------------------------------------ */
 /* PyTorch rejects a negative Python-scalar exponent of an integer base; a
@@ -157,9 +162,11 @@ static em_status check_pow(const em_call *c)
 EM_FOR_INTS(INT_POW)
 #define FLOAT_POW(DT) static inline em_##DT##_t pow_##DT##_of(em_##DT##_t a, em_##DT##_t b) { return pow(a, b); }
 EM_FOR_FLOATS(FLOAT_POW)
+EM_FOR_COMPLEX(FLOAT_POW)
 #define POW_LOOP(DT) OF_LOOP(pow, DT)
 EM_FOR_NUMERIC(POW_LOOP)
-CPU_POINTWISE_CHECKED(pow, check_pow, EM_LOOPS_NUMERIC(pow))
+EM_FOR_COMPLEX(POW_LOOP)
+CPU_POINTWISE_CHECKED(pow, check_pow, EM_LOOPS_NUMERIC(pow) EM_LOOPS_COMPLEX(pow))
 
 /* float_power computes in float64, so an in-place or out= tensor must be float64 */
 static em_status check_float_power(const em_call *c)

@@ -33,8 +33,12 @@ CPU_POINTWISE(clamp_max_tensor, EM_LOOPS_ALL(minimum))
     EM_BINARY_LOOP(gt_##DT, bool, em_##DT##_t, a > b)  \
     EM_BINARY_LOOP(ge_##DT, bool, em_##DT##_t, a >= b)
 EM_FOR_ALL(COMPARE)
-CPU_POINTWISE(eq, EM_LOOPS_ALL(eq))
-CPU_POINTWISE(ne, EM_LOOPS_ALL(ne))
+#define EQUALITY(DT)                                   \
+    EM_BINARY_LOOP(eq_##DT, bool, em_##DT##_t, a == b) \
+    EM_BINARY_LOOP(ne_##DT, bool, em_##DT##_t, a != b)
+EM_FOR_COMPLEX(EQUALITY)
+CPU_POINTWISE(eq, EM_LOOPS_ALL(eq) EM_LOOPS_COMPLEX(eq))
+CPU_POINTWISE(ne, EM_LOOPS_ALL(ne) EM_LOOPS_COMPLEX(ne))
 CPU_POINTWISE(lt, EM_LOOPS_ALL(lt))
 CPU_POINTWISE(le, EM_LOOPS_ALL(le))
 CPU_POINTWISE(gt, EM_LOOPS_ALL(gt))

@@ -7,6 +7,7 @@
 #include "../core/iter.h"
 #include "../core/parallel.h"
 #include "../ops/dispatch.h"
+#include <complex.h>
 #include <math.h>
 
 /* Every op's CPU kernel, cpu_<op>, as the table declares it (src/cpu/device.c
@@ -142,6 +143,9 @@ typedef int64_t em_I64_t;
 typedef float em_F32_t;
 typedef double em_F64_t;
 typedef bool em_BOOL_t;
+/* complex32 computes through complex64, as the half types through float32 */
+typedef float _Complex em_C64_t;
+typedef double _Complex em_C128_t;
 
 /* Note [Integer wrap]
  * Signed overflow is undefined in C, but PyTorch's integer ops wrap. Kernels
@@ -156,6 +160,8 @@ typedef uint32_t em_I32_w;
 typedef uint64_t em_I64_w;
 typedef float em_F32_w;
 typedef double em_F64_w;
+typedef em_C64_t em_C64_w;
+typedef em_C128_t em_C128_w;
 #define EM_W(DT, x) ((em_##DT##_w)(x))
 /* the signed type of em_<DT>_w: C's promoted type of DT's integers */
 typedef int32_t em_U8_s, em_I8_s, em_I16_s, em_I32_s;
@@ -165,7 +171,7 @@ typedef int64_t em_I64_s;
  * through int64, since a negative double cast straight to an unsigned type is
  * undefined in C; the op must have checked the range (cpu_check_param). */
 typedef int64_t em_U8_p, em_I8_p, em_I16_p, em_I32_p, em_I64_p;
-typedef double em_F32_p, em_F64_p, em_BOOL_p;
+typedef double em_F32_p, em_F64_p, em_BOOL_p, em_C64_p, em_C128_p;
 #define EM_PARAM(DT, v) ((em_##DT##_t)(em_##DT##_p)(v))
 
 /* PyTorch's checked conversion of a Scalar param (alpha, value) to dtype dt:
@@ -179,6 +185,7 @@ em_status cpu_check_param(double v, em_dtype dt);
 #define EM_FOR_INTS(M) M(U8) M(I8) M(I16) M(I32) M(I64)
 #define EM_FOR_NUMERIC(M) EM_FOR_INTS(M) EM_FOR_FLOATS(M)
 #define EM_FOR_ALL(M) EM_FOR_NUMERIC(M) M(BOOL)
+#define EM_FOR_COMPLEX(M) M(C64) M(C128)
 
 /* CPU_POINTWISE(op, entries...) defines cpu_<op> running a per-dtype loop
  * table; entries are L(op, DT) (= [EM_DT] = op_DT). */
@@ -191,6 +198,7 @@ em_status cpu_check_param(double v, em_dtype dt);
 #define EM_LOOPS_FLOATS(op) L(op, F32) L(op, F64)
 #define EM_LOOPS_NUMERIC(op) EM_LOOPS_INTS(op) EM_LOOPS_FLOATS(op)
 #define EM_LOOPS_ALL(op) EM_LOOPS_NUMERIC(op) L(op, BOOL)
+#define EM_LOOPS_COMPLEX(op) L(op, C64) L(op, C128)
 /* CPU_POINTWISE whose cpu_<op> first runs `check(c)`: an em_status function for
  * the errors only a kernel can see (values, params in the compute dtype). It
  * must fail before anything is written: the op layer relies on it. */

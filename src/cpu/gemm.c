@@ -1,4 +1,5 @@
 /* cpu_gemm (gemm.h): one BLAS GEMM, split over the thread pool when large. */
+#include <complex.h>
 #include "gemm.h"
 #include <cblas.h>
 
@@ -15,12 +16,21 @@ static void blas(const gemm_job *g, int64_t M, int64_t N, const char *A, const c
 {
     const enum CBLAS_TRANSPOSE ta = g->ta ? CblasTrans : CblasNoTrans, tb = g->tb ? CblasTrans : CblasNoTrans;
     const int omp = cpu_blas_begin();
-    if (g->dt == EM_F32)
+    if (g->dt == EM_F32) {
         cblas_sgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)g->K, (float)g->alpha, (const float *)A, (int)g->lda,
                     (const float *)B, (int)g->ldb, (float)g->beta, (float *)C, (int)g->ldc);
-    else
+    } else if (g->dt == EM_F64) {
         cblas_dgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)g->K, g->alpha, (const double *)A, (int)g->lda,
                     (const double *)B, (int)g->ldb, g->beta, (double *)C, (int)g->ldc);
+    } else if (g->dt == EM_C64) { /* complex scalars are passed by pointer */
+        const float _Complex alpha = (float)g->alpha, beta = (float)g->beta;
+        cblas_cgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)g->K, &alpha, A, (int)g->lda, B, (int)g->ldb, &beta,
+                    C, (int)g->ldc);
+    } else {
+        const double _Complex alpha = g->alpha, beta = g->beta;
+        cblas_zgemm(CblasRowMajor, ta, tb, (int)M, (int)N, (int)g->K, &alpha, A, (int)g->lda, B, (int)g->ldb, &beta,
+                    C, (int)g->ldc);
+    }
     cpu_blas_end(omp);
 }
 
@@ -29,7 +39,7 @@ static void blas(const gemm_job *g, int64_t M, int64_t N, const char *A, const c
 static void gemm_chunk(void *p, int64_t k)
 {
     const gemm_job *g = p;
-    const int64_t es = g->dt == EM_F32 ? 4 : 8;
+    const int64_t es = (int64_t)em_dtypes[g->dt].size;
     int64_t b, e;
     em_parallel_range(g->by_rows ? g->M : g->N, g->nchunks, 16, k, &b, &e);
     if (b >= e) return;

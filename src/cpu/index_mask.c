@@ -16,7 +16,10 @@ MASKED_FILL(uint8_t)
 MASKED_FILL(uint16_t)
 MASKED_FILL(uint32_t)
 MASKED_FILL(uint64_t)
+typedef struct { uint64_t lo, hi; } bytes16;
+MASKED_FILL(bytes16)
 static const em_loop_fn masked_fill_loops[EM_DTYPE_COUNT] = {
+    [EM_C32] = masked_fill_uint32_t,  [EM_C64] = masked_fill_uint64_t, [EM_C128] = masked_fill_bytes16,
     [EM_U8] = masked_fill_uint8_t,    [EM_I8] = masked_fill_uint8_t,   [EM_BOOL] = masked_fill_uint8_t,
     [EM_I16] = masked_fill_uint16_t,  [EM_F16] = masked_fill_uint16_t, [EM_BF16] = masked_fill_uint16_t,
     [EM_I32] = masked_fill_uint32_t,  [EM_F32] = masked_fill_uint32_t,

@@ -111,10 +111,12 @@ NAIVE_GEMM(I32, uint32_t, INT_SCALAR)
 NAIVE_GEMM(I64, uint64_t, INT_SCALAR)
 NAIVE_GEMM(F32, double, FLOAT_SCALAR)
 NAIVE_GEMM(F64, double, FLOAT_SCALAR)
+NAIVE_GEMM(C64, double _Complex, FLOAT_SCALAR)
+NAIVE_GEMM(C128, double _Complex, FLOAT_SCALAR)
 
 typedef void (*naive_fn)(int64_t, int64_t, int64_t, double, mat, mat, double, mat);
 #define NAIVE_ENTRY(DT) [EM_##DT] = naive_##DT,
-static const naive_fn naive_gemm[EM_DTYPE_COUNT] = {EM_FOR_NUMERIC(NAIVE_ENTRY)};
+static const naive_fn naive_gemm[EM_DTYPE_COUNT] = {EM_FOR_NUMERIC(NAIVE_ENTRY) EM_FOR_COMPLEX(NAIVE_ENTRY)};
 
 /* ---- BLAS path (float32, float64) ---------------------------------------- */
 static bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
@@ -224,21 +226,23 @@ static em_status blas_gemv(em_dtype dt, bool trans, int64_t rows, int64_t cols, 
     return EM_OK;
 }
 
-/* One float32/float64 product through BLAS. */
+/* One float32/float64/complex product through BLAS (complex products take
+ * GEMM for vectors too: the dot and gemv shortcuts are real-only). */
 static em_status blas_gemm(em_dtype dt, int64_t M, int64_t N, int64_t K, double alpha, mat A, mat B, double beta,
                            mat C, scratch *s)
 {
-    if (K == 0) {
+    const bool real = !em_dtype_is_complex(dt);
+    if (K == 0 && real) {
         scale_c(dt, M, N, beta, C);
         return EM_OK;
     }
-    if (!fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(C.rs) || !fits_int(C.cs)) {
+    if (K == 0 || !fits_int(M) || !fits_int(N) || !fits_int(K) || !fits_int(C.rs) || !fits_int(C.cs)) {
         naive_gemm[dt](M, N, K, alpha, A, B, beta, C);
         return EM_OK;
     }
-    if (M == 1 && N == 1) return blas_dot(dt, K, alpha, A, B, beta, C, s);
-    if (N == 1) return blas_gemv(dt, false, M, K, alpha, A, B.p, B.rs, beta, C.p, C.rs, s);
-    if (M == 1) return blas_gemv(dt, true, K, N, alpha, B, A.p, A.cs, beta, C.p, C.cs, s);
+    if (real && M == 1 && N == 1) return blas_dot(dt, K, alpha, A, B, beta, C, s);
+    if (real && N == 1) return blas_gemv(dt, false, M, K, alpha, A, B.p, B.rs, beta, C.p, C.rs, s);
+    if (real && M == 1) return blas_gemv(dt, true, K, N, alpha, B, A.p, A.cs, beta, C.p, C.cs, s);
 
     bool ccol, acol, bcol;
     int ldc, lda, ldb;
@@ -334,7 +338,8 @@ static em_status gemm_batch(const gemm_ctx *g, int64_t b, double beta, bool firs
     const bool load = first && g->from_input;
     if (!g->half) {
         if (load) copy_mat(g->dt, C.p, C.rs, C.cs, g->in_dt, In.p, In.rs, In.cs, M, N);
-        if (g->dt == EM_F32 || g->dt == EM_F64) return blas_gemm(g->dt, M, N, K, g->alpha, A, B, beta, C, s);
+        if (g->dt == EM_F32 || g->dt == EM_F64 || em_dtype_is_complex(g->dt))
+            return blas_gemm(g->dt, M, N, K, g->alpha, A, B, beta, C, s);
         naive_gemm[g->dt](M, N, K, g->alpha, A, B, beta, C);
         return EM_OK;
     }

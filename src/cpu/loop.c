@@ -22,7 +22,7 @@ typedef struct runner {
  * the loop writes outputs into buffers that are converted back. */
 static void run_cast(const runner *r, char **ptrs, const int64_t *strides, int64_t n)
 {
-    _Alignas(64) char buf[EM_ITER_MAX_OPS][CAST_CHUNK * 8];
+    _Alignas(64) char buf[EM_ITER_MAX_OPS][CAST_CHUNK * 16]; /* 16: complex128's size */
     const em_iter *it = r->it;
     char *data[EM_ITER_MAX_OPS];
     int64_t st[EM_ITER_MAX_OPS];
@@ -106,8 +106,9 @@ em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_CO
     em_dtype dt = c->dtype;
     em_loop_fn fn = loops[dt];
     bool via_f32 = false;
-    if (!fn && (dt == EM_F16 || dt == EM_BF16) && loops[EM_F32]) {
-        fn = loops[EM_F32];
+    em_dtype wide = dt == EM_C32 ? EM_C64 : EM_F32; /* what a half type computes in */
+    if (!fn && (dt == EM_F16 || dt == EM_BF16 || dt == EM_C32) && loops[wide]) {
+        fn = loops[wide];
         via_f32 = true;
     }
     if (!fn)
@@ -121,7 +122,7 @@ em_status cpu_pointwise_run(const em_call *c, const em_loop_fn loops[EM_DTYPE_CO
         em_dtype w = (em_dtype)c->operand_dtypes[k];
         r.round[k] = EM_DTYPE_NONE;
         if (via_f32 && w == dt) {
-            w = EM_F32;
+            w = wide;
             if (k < c->nout && it.dtypes[k] != dt) r.round[k] = dt;
         }
         r.want[k] = w;
@@ -155,14 +156,15 @@ em_status cpu_check_param(double v, em_dtype dt)
     case EM_BOOL: return EM_OK;
     case EM_F16: lo = -65504, hi = 65504; break;
     case EM_BF16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
-    case EM_F32: lo = -FLT_MAX, hi = FLT_MAX; break;
-    case EM_F64: return EM_OK;
+    case EM_F32: case EM_C64: lo = -FLT_MAX, hi = FLT_MAX; break;
+    case EM_C32: lo = -65504, hi = 65504; break;
+    case EM_F64: case EM_C128: return EM_OK;
     case EM_I64: lo = -9223372036854775808.0, hi = nextafter(9223372036854775808.0, 0); break;
     default: /* the 32-bit and smaller integers */
         hi = (double)((UINT64_C(1) << (8 * em_dtypes[dt].size - em_dtype_is_signed(dt))) - 1);
         lo = em_dtype_is_signed(dt) ? -hi - 1 : v == floor(v) ? -hi : 0;
     }
-    if (em_dtype_is_float(dt) && (isinf(v) || isnan(v))) return EM_OK;
+    if ((em_dtype_is_float(dt) || em_dtype_is_complex(dt)) && (isinf(v) || isnan(v))) return EM_OK;
     if (!(v >= lo && v <= hi))
         return em_fail(EM_ERR_RUNTIME, "value cannot be converted to type %s without overflow", em_dtypes[dt].name);
     return EM_OK;

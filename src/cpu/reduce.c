@@ -24,7 +24,10 @@
 EM_RED_KIND(sum_F32, float, float, float, 0.0f, KEEP, ADD, RESULT)
 EM_RED_KIND(sum_F64, double, double, double, 0.0, KEEP, ADD, RESULT)
 EM_RED_KIND(sum_I64, int64_t, uint64_t, int64_t, 0, AS_U64, ADD, RESULT_I64)
-EM_CPU_REDUCE(sum, [EM_F32] = &sum_F32, [EM_F64] = &sum_F64, [EM_I64] = &sum_I64)
+EM_RED_KIND(sum_C64, em_C64_t, em_C64_t, em_C64_t, 0.0f, KEEP, ADD, RESULT)
+EM_RED_KIND(sum_C128, em_C128_t, em_C128_t, em_C128_t, 0.0, KEEP, ADD, RESULT)
+EM_CPU_REDUCE(sum, [EM_F32] = &sum_F32, [EM_F64] = &sum_F64, [EM_I64] = &sum_I64, [EM_C64] = &sum_C64,
+              [EM_C128] = &sum_C128)
 
 EM_RED_KIND(nansum_F32, float, float, float, 0.0f, NAN_TO_ZERO, ADD, RESULT)
 EM_RED_KIND(nansum_F64, double, double, double, 0.0, NAN_TO_ZERO, ADD, RESULT)
@@ -32,7 +35,9 @@ EM_CPU_REDUCE(nansum, [EM_F32] = &nansum_F32, [EM_F64] = &nansum_F64, [EM_I64] =
 
 EM_RED_KIND(mean_F32, float, float, float, 0.0f, KEEP, ADD, MEAN)
 EM_RED_KIND(mean_F64, double, double, double, 0.0, KEEP, ADD, MEAN)
-EM_CPU_REDUCE(mean, [EM_F32] = &mean_F32, [EM_F64] = &mean_F64)
+EM_RED_KIND(mean_C64, em_C64_t, em_C64_t, em_C64_t, 0.0f, KEEP, ADD, MEAN)
+EM_RED_KIND(mean_C128, em_C128_t, em_C128_t, em_C128_t, 0.0, KEEP, ADD, MEAN)
+EM_CPU_REDUCE(mean, [EM_F32] = &mean_F32, [EM_F64] = &mean_F64, [EM_C64] = &mean_C64, [EM_C128] = &mean_C128)
 
 /* nanmean: the count of non-NaN elements, then their sum divided by it */
 EM_RED_KIND(count_F32, float, int64_t, double, 0, IS_NUMBER, ADD, RESULT)
@@ -47,7 +52,10 @@ em_status cpu_nanmean(const em_call *c)
 EM_RED_KIND(prod_F32, float, float, float, 1.0f, KEEP, MUL, RESULT)
 EM_RED_KIND(prod_F64, double, double, double, 1.0, KEEP, MUL, RESULT)
 EM_RED_KIND(prod_I64, int64_t, uint64_t, int64_t, 1, AS_U64, MUL, RESULT_I64)
-EM_CPU_REDUCE(prod, [EM_F32] = &prod_F32, [EM_F64] = &prod_F64, [EM_I64] = &prod_I64)
+EM_RED_KIND(prod_C64, em_C64_t, em_C64_t, em_C64_t, 1.0f, KEEP, MUL, RESULT)
+EM_RED_KIND(prod_C128, em_C128_t, em_C128_t, em_C128_t, 1.0, KEEP, MUL, RESULT)
+EM_CPU_REDUCE(prod, [EM_F32] = &prod_F32, [EM_F64] = &prod_F64, [EM_I64] = &prod_I64, [EM_C64] = &prod_C64,
+              [EM_C128] = &prod_C128)
 
 /* amax/amin for every dtype; NaN wins */
 #define EXTREMA(DT)                                                                                   \

@@ -54,6 +54,10 @@ SCAN_KIND(cumsum_I64, int64_t, uint64_t, 0, ADD)
 SCAN_KIND(cumprod_F32, float, double, 1.0, MUL)
 SCAN_KIND(cumprod_F64, double, double, 1.0, MUL)
 SCAN_KIND(cumprod_I64, int64_t, uint64_t, 1, MUL)
+SCAN_KIND(cumsum_C64, em_C64_t, em_C128_t, 0.0, ADD)
+SCAN_KIND(cumsum_C128, em_C128_t, em_C128_t, 0.0, ADD)
+SCAN_KIND(cumprod_C64, em_C64_t, em_C128_t, 1.0, MUL)
+SCAN_KIND(cumprod_C128, em_C128_t, em_C128_t, 1.0, MUL)
 
 /* log(exp(a) + exp(v)) without overflow; equal infinities stay as they are
  * and NaN propagates (PyTorch's _log_add_exp_helper). */
@@ -147,8 +151,10 @@ static em_status run_scan(const em_call *c, const scan_kind *const *kinds)
 #define CPU_SCAN(op, ...)                                                                            \
     static const scan_kind *const op##_kinds[EM_DTYPE_COUNT] = {__VA_ARGS__};                        \
     em_status cpu_##op(const em_call *c) { return run_scan(c, op##_kinds); }
-CPU_SCAN(cumsum, [EM_F32] = &cumsum_F32, [EM_F64] = &cumsum_F64, [EM_I64] = &cumsum_I64)
-CPU_SCAN(cumprod, [EM_F32] = &cumprod_F32, [EM_F64] = &cumprod_F64, [EM_I64] = &cumprod_I64)
+CPU_SCAN(cumsum, [EM_F32] = &cumsum_F32, [EM_F64] = &cumsum_F64, [EM_I64] = &cumsum_I64, [EM_C64] = &cumsum_C64,
+         [EM_C128] = &cumsum_C128)
+CPU_SCAN(cumprod, [EM_F32] = &cumprod_F32, [EM_F64] = &cumprod_F64, [EM_I64] = &cumprod_I64, [EM_C64] = &cumprod_C64,
+         [EM_C128] = &cumprod_C128)
 CPU_SCAN(logcumsumexp, [EM_F32] = &logcumsumexp_F32, [EM_F64] = &logcumsumexp_F64)
 #define CUMMAX_ENTRY(DT) [EM_##DT] = &cummax_##DT,
 #define CUMMIN_ENTRY(DT) [EM_##DT] = &cummin_##DT,

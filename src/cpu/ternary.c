@@ -17,7 +17,8 @@ static em_status check_where(const em_call *c)
 }
 #define WHERE(DT) EM_TERNARY_LOOP(where_##DT, T(DT), bool, T(DT), T(DT), a ? b : c)
 EM_FOR_ALL(WHERE)
-CPU_POINTWISE_CHECKED(where, check_where, EM_LOOPS_ALL(where))
+EM_FOR_COMPLEX(WHERE)
+CPU_POINTWISE_CHECKED(where, check_where, EM_LOOPS_ALL(where) EM_LOOPS_COMPLEX(where))
 
 /* ---- lerp(input, end, weight) ---------------------------------------- */
 /* lerp does not promote: end, and weight unless it is a Python scalar, must

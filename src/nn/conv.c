@@ -17,7 +17,8 @@ static const char *tensor_type_name(em_dtype dt)
         [EM_U8] = "torch.ByteTensor",   [EM_I8] = "torch.CharTensor",   [EM_I16] = "torch.ShortTensor",
         [EM_I32] = "torch.IntTensor",   [EM_I64] = "torch.LongTensor",  [EM_F16] = "torch.HalfTensor",
         [EM_F32] = "torch.FloatTensor", [EM_F64] = "torch.DoubleTensor", [EM_BOOL] = "torch.BoolTensor",
-        [EM_BF16] = "CPUBFloat16Type",
+        [EM_BF16] = "CPUBFloat16Type", [EM_C32] = "CPUComplexHalfType", [EM_C64] = "CPUComplexFloatType",
+        [EM_C128] = "CPUComplexDoubleType",
     };
     return names[dt];
 }
@@ -27,7 +28,8 @@ static const char *c_type_name(em_dtype dt)
     static const char *const names[EM_DTYPE_COUNT] = {
         [EM_U8] = "unsigned char", [EM_I8] = "signed char", [EM_I16] = "short int", [EM_I32] = "int",
         [EM_I64] = "long int",     [EM_F16] = "c10::Half",  [EM_F32] = "float",     [EM_F64] = "double",
-        [EM_BOOL] = "bool",        [EM_BF16] = "c10::BFloat16",
+        [EM_BOOL] = "bool",        [EM_BF16] = "c10::BFloat16", [EM_C32] = "c10::complex<c10::Half>",
+        [EM_C64] = "c10::complex<float>", [EM_C128] = "c10::complex<double>",
     };
     return names[dt];
 }

@@ -22,7 +22,7 @@ em_status em_copy_(em_tensor *dst, const em_tensor *src)
     return st;
 }
 
-static em_status fill(em_tensor *t, double value, int64_t ivalue)
+static em_status fill(em_tensor *t, double value, double imag, int64_t ivalue)
 {
     if (!t) return em_fail(EM_ERR_VALUE, "fill_: tensor is NULL");
     if (em_check_overlap(t, NULL, "fill_")) return em_error_code();
@@ -30,13 +30,21 @@ static em_status fill(em_tensor *t, double value, int64_t ivalue)
     c.out[0] = t;
     c.operand_dtypes[0] = t->dtype;
     c.f[0] = value;
+    c.f[1] = imag;
     c.i[0] = ivalue;
     em_status st = em_dispatch(&c);
     return st;
 }
 
-em_status em_fill_(em_tensor *t, double value) { return fill(t, value, (int64_t)value); }
-em_status em_zero_(em_tensor *t) { return fill(t, 0, 0); }
+em_status em_fill_(em_tensor *t, double value) { return fill(t, value, 0, (int64_t)value); }
+em_status em_fill_complex_(em_tensor *t, double real, double imag)
+{
+    if (t && !em_dtype_is_complex((em_dtype)t->dtype) && imag != 0)
+        return em_fail(EM_ERR_RUNTIME, "value cannot be converted to type %s without overflow",
+                       em_dtypes[t->dtype].name);
+    return fill(t, real, imag, (int64_t)real);
+}
+em_status em_zero_(em_tensor *t) { return fill(t, 0, 0, 0); }
 
 /* A new tensor made by `make`, filled; NULL (and nothing leaked) on error. */
 static em_tensor *filled(em_tensor *t, double value)

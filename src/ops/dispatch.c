@@ -15,6 +15,33 @@ const em_op_info em_ops[EM_OP_COUNT] = {
 #undef EM_TERNARY
 };
 
+/* Note [Complex kernels]
+ * The ops whose kernels take complex tensors. Any other op given one fails
+ * here with PyTorch's "not implemented for 'ComplexFloat'" before a kernel
+ * runs, so that no per-dtype table is ever read at a complex slot it lacks. */
+static const bool complex_kernels[EM_OP_COUNT] = {
+#define OK(op) [EM_OP_##op] = true,
+    OK(copy) OK(fill) OK(add) OK(sub) OK(mul) OK(div) OK(pow) OK(neg) OK(square) OK(reciprocal) OK(exp) OK(log)
+    OK(sqrt) OK(sin) OK(cos) OK(tan) OK(asin) OK(acos) OK(atan) OK(sinh) OK(cosh) OK(tanh) OK(asinh) OK(acosh)
+    OK(atanh) OK(eq) OK(ne) OK(where) OK(sum) OK(mean) OK(prod) OK(mm) OK(bmm) OK(addmm) OK(baddbmm) OK(addbmm)
+    OK(mv) OK(addmv) OK(dot) OK(cat) OK(stack) OK(hstack) OK(vstack) OK(dstack) OK(flip) OK(fliplr) OK(flipud)
+    OK(roll) OK(rot90) OK(repeat) OK(tile) OK(index_select) OK(gather) OK(take) OK(index) OK(index_put)
+    OK(tril) OK(triu) OK(masked_fill) OK(cumsum) OK(cumprod)
+#undef OK
+};
+
+static em_status check_complex(const em_call *c)
+{
+    if (complex_kernels[c->op]) return EM_OK;
+    for (int k = 0; k < c->nin + c->nout; k++) {
+        const em_tensor *t = k < c->nin ? c->in[k] : c->out[k - c->nin];
+        if (t && em_dtype_is_complex((em_dtype)t->dtype))
+            return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name,
+                           em_dtypes[t->dtype].scalar_name);
+    }
+    return EM_OK;
+}
+
 static const char *device_name(em_device d) { return d.type == EM_CPU ? "cpu" : d.type == EM_CUDA ? "cuda" : "unknown"; }
 
 static const em_device_impl *device_impl(em_device d)
@@ -66,6 +93,7 @@ em_status em_dispatch(const em_call *c)
                            "devices, %s:%d and %s:%d!", em_ops[c->op].name, device_name(dev), dev.index,
                            device_name(d), d.index);
     }
+    if (check_complex(c)) return em_error_code();
     const em_device_impl *impl = device_impl(dev);
     em_kernel k = impl ? impl->kernels[c->op] : NULL;
     if (!k) return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: not implemented for %s", em_ops[c->op].name, device_name(dev));
@@ -84,7 +112,8 @@ em_status em_dispatch(const em_call *c)
 
 bool em_can_cast(em_dtype from, em_dtype to)
 {
-    if (em_dtype_is_float(from) && !em_dtype_is_float(to)) return false;
+    if (em_dtype_is_complex(from) && !em_dtype_is_complex(to)) return false;
+    if (em_dtype_is_float(from) && !em_dtype_is_float(to) && !em_dtype_is_complex(to)) return false;
     if (from != EM_BOOL && to == EM_BOOL) return false;
     return true;
 }

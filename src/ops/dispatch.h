@@ -48,7 +48,7 @@ em_status em_dispatch(const em_call *c);
 void em_bump_outputs(const em_call *c);
 
 /* Can a value of dtype `from` be written into `to` without a category loss
- * (PyTorch's canCast: no float -> int, no non-bool -> bool)? */
+ * (PyTorch's canCast: no complex -> real, no float -> int, no non-bool -> bool)? */
 bool em_can_cast(em_dtype from, em_dtype to);
 
 /* Errors if writing to `out` while reading `in` would read a written value:

@@ -11,7 +11,8 @@ enum { MODE_NEW, MODE_OUT, MODE_INPLACE };
 static const char *const ctype_names[EM_DTYPE_COUNT] = {
     [EM_U8] = "unsigned char", [EM_I8] = "signed char", [EM_I16] = "short int", [EM_I32] = "int",
     [EM_I64] = "long int",     [EM_F16] = "c10::Half",  [EM_F32] = "float",     [EM_F64] = "double",
-    [EM_BOOL] = "bool",        [EM_BF16] = "c10::BFloat16",
+    [EM_BOOL] = "bool",        [EM_BF16] = "c10::BFloat16", [EM_C32] = "c10::complex<c10::Half>",
+    [EM_C64] = "c10::complex<float>", [EM_C128] = "c10::complex<double>",
 };
 
 /* ---- argument checks ------------------------------------------------------ */
@@ -186,8 +187,19 @@ em_status em_dot_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
     return finish_out(out, dot_impl(MODE_OUT, out, a, b));
 }
 /* Real dtypes only: vdot's conjugation is the identity. */
-em_tensor *em_vdot(const em_tensor *a, const em_tensor *b) { return em_dot(a, b); }
-em_status em_vdot_out(em_tensor *out, const em_tensor *a, const em_tensor *b) { return em_dot_out(out, a, b); }
+/* vdot conjugates a complex a, which Ember's C layer does not do yet (the
+ * Python package does it with conj_physical). */
+static bool vdot_complex(const em_tensor *a)
+{
+    if (!a || !em_dtype_is_complex((em_dtype)a->dtype)) return false;
+    em_fail(EM_ERR_NOT_IMPLEMENTED, "vdot: complex tensors are not implemented in Ember's C API (use dot with conj)");
+    return true;
+}
+em_tensor *em_vdot(const em_tensor *a, const em_tensor *b) { return vdot_complex(a) ? NULL : em_dot(a, b); }
+em_status em_vdot_out(em_tensor *out, const em_tensor *a, const em_tensor *b)
+{
+    return vdot_complex(a) ? em_error_code() : em_dot_out(out, a, b);
+}
 
 /* The three forms (new, in place, out=) of a beta * input + alpha * product
  * op, over its impl(mode, op, out, input, a, b, beta, alpha). */
@@ -494,7 +506,7 @@ em_tensor *em_trace(const em_tensor *t)
     if (t->ndim != 2)
         return em_error(EM_ERR_SHAPE, "trace: expected a matrix, but got tensor with dim %d", t->ndim);
     em_dtype dt = (em_dtype)t->dtype;
-    if (dt == EM_BOOL || dt == EM_F16 || dt == EM_BF16)
+    if (dt == EM_BOOL || dt == EM_F16 || dt == EM_BF16 || em_dtype_is_complex(dt))
         return em_error(EM_ERR_DTYPE, "\"trace\" not implemented for '%s'", em_dtype_scalar_name(dt));
     em_dtype rt = em_dtype_is_float(dt) ? dt : EM_I64;
     em_tensor *r = em_tensor_new(0, NULL, rt, t->storage->device);

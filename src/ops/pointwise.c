@@ -12,7 +12,7 @@ static void pointwise_dtypes(em_op op, int nin, const em_tensor *const *in, em_d
     em_dtype p = rule == EM_RULE_SELECT ? em_result_type(nin - 1, in + 1) : em_result_type(nin, in);
     switch (rule) {
     case EM_RULE_FLOAT:
-        if (!em_dtype_is_float(p)) p = em_get_default_dtype();
+        if (!em_dtype_is_float(p) && !em_dtype_is_complex(p)) p = em_get_default_dtype();
         *compute = *result = p;
         break;
     case EM_RULE_BOOL:

@@ -15,19 +15,20 @@ static em_status sum_dtypes(em_op op, const em_tensor *x, em_dtype dtype, em_dty
         if (op == EM_OP_nanmean && !em_dtype_is_float(in))
             return em_fail(EM_ERR_DTYPE, "nanmean(): expected input to have floating point dtype but got %s",
                            em_reduce_type_name(in));
-        if (dtype == EM_DTYPE_NONE && !em_dtype_is_float(in))
+        if (dtype == EM_DTYPE_NONE && !em_dtype_is_float(in) && !em_dtype_is_complex(in))
             return em_fail(EM_ERR_DTYPE, "%s(): could not infer output dtype. Input dtype must be either a floating "
                            "point or complex dtype. Got: %s", name, em_reduce_type_name(in));
-        if (dtype != EM_DTYPE_NONE && !em_dtype_is_float(dtype))
+        if (dtype != EM_DTYPE_NONE && !em_dtype_is_float(dtype) && !em_dtype_is_complex(dtype))
             return em_fail(EM_ERR_DTYPE, "%s(): could not infer output dtype. Optional dtype must be either a "
                            "floating point or complex dtype. Got: %s", name, em_reduce_type_name(dtype));
         *result = dtype != EM_DTYPE_NONE ? dtype : in;
-        *compute = em_reduce_compute_float(*result);
+        *compute = em_dtype_is_complex(*result) ? em_promote_types(*result, EM_C64) : em_reduce_compute_float(*result);
         return EM_OK;
     }
-    /* sum, nansum, prod: integral and bool inputs give int64 */
-    *result = dtype != EM_DTYPE_NONE ? dtype : em_dtype_is_float(in) ? in : EM_I64;
-    *compute = em_dtype_is_float(*result) ? em_reduce_compute_float(*result) : EM_I64;
+    /* sum, nansum, prod: integral and bool inputs give int64; complex32 computes in complex64 */
+    *result = dtype != EM_DTYPE_NONE ? dtype : em_dtype_is_float(in) || em_dtype_is_complex(in) ? in : EM_I64;
+    *compute = em_dtype_is_float(*result) ? em_reduce_compute_float(*result)
+             : em_dtype_is_complex(*result) ? em_promote_types(*result, EM_C64) : EM_I64;
     if (op == EM_OP_nansum && em_dtype_is_float(in) && !em_dtype_is_float(*result))
         return em_reduce_dtype_error("nansum_cpu", *result);
     if (op == EM_OP_prod && (*result == EM_F16 || *result == EM_BF16))

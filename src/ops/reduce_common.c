@@ -27,12 +27,7 @@ em_status em_reduce_dim_mask(const em_tensor *x, int dim, const char *name, uint
     return em_reduce_mask(x, 1, &dim, name, mask);
 }
 
-static const char *const type_names[EM_DTYPE_COUNT] = {
-    [EM_U8] = "Byte", [EM_I8] = "Char", [EM_I16] = "Short", [EM_I32] = "Int", [EM_I64] = "Long",
-    [EM_F16] = "Half", [EM_F32] = "Float", [EM_F64] = "Double", [EM_BOOL] = "Bool", [EM_BF16] = "BFloat16",
-};
-
-const char *em_reduce_type_name(em_dtype dt) { return em_dtype_valid(dt) ? type_names[dt] : "invalid"; }
+const char *em_reduce_type_name(em_dtype dt) { return em_dtype_scalar_name(dt); }
 
 em_status em_reduce_dtype_error(const char *kernel, em_dtype dt)
 {

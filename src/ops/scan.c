@@ -12,13 +12,14 @@ static em_tensor *cum_sum_like(em_op op, const em_tensor *x, int dim, em_dtype d
     const char *name = em_ops[op].name;
     em_reduce_plan p = {.op = op, .same_shape = true, .via = dtype, .nout = 1};
     if (em_reduce_dim_mask(x, dim, name, &p.mask) || em_reduce_check_dtype_arg(dtype, name)) return NULL;
-    em_dtype r = dtype != EM_DTYPE_NONE ? dtype : em_dtype_is_float((em_dtype)x->dtype) ? (em_dtype)x->dtype : EM_I64;
-    if (r == EM_F16 || r == EM_BOOL) {
+    em_dtype in = (em_dtype)x->dtype;
+    em_dtype r = dtype != EM_DTYPE_NONE ? dtype : em_dtype_is_float(in) || em_dtype_is_complex(in) ? in : EM_I64;
+    if (r == EM_F16 || r == EM_BOOL || r == EM_C32 || (em_dtype_is_complex(in) && !em_dtype_is_complex(r))) {
         em_reduce_dtype_error(op == EM_OP_cumsum ? "cumsum_out_cpu" : "cumprod_out_cpu", r);
         return NULL;
     }
     p.result[0] = r;
-    p.compute = p.kout[0] = em_dtype_is_float(r) ? em_reduce_compute_float(r) : EM_I64;
+    p.compute = p.kout[0] = em_dtype_is_float(r) ? em_reduce_compute_float(r) : em_dtype_is_complex(r) ? r : EM_I64;
     return em_reduce_run1(&p, x);
 }
 

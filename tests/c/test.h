@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The real dtypes come first in dtypes.def, the complex ones last: loops over
+ * real semantics run dt < TEST_REAL_DTYPES (complex: tests/c/test_complex.c). */
+#define TEST_REAL_DTYPES EM_C32
+
 typedef void (*test_fn)(void);
 void test_register(const char *name, test_fn fn);
 void test_fail(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

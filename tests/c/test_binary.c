@@ -357,7 +357,7 @@ static void run_cases(int nin)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const opcase *o = &cases[c];
         if (o->nin != nin) continue;
-        for (int dt = 0; dt < EM_DTYPE_COUNT && !test_failed(); dt++) {
+        for (int dt = 0; dt < TEST_REAL_DTYPES && !test_failed(); dt++) {
             if (o->dtypes & (1u << dt))
                 run_case(o, (em_dtype)dt);
             else if (o->bad)

@@ -163,7 +163,7 @@ TEST(logspace_values)
 TEST(eye_shapes_and_dtypes)
 {
     int64_t shapes[][2] = {{3, 3}, {2, 5}, {5, 2}, {0, 0}, {0, 3}};
-    for (int dt = 0; dt < EM_DTYPE_COUNT; dt++)
+    for (int dt = 0; dt < TEST_REAL_DTYPES; dt++)
         for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
             int64_t n = shapes[k][0], m = shapes[k][1];
             em_tensor *e = em_eye(n, m, (em_dtype)dt);

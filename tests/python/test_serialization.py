@@ -218,7 +218,7 @@ def test_corrupt_and_truncated_files_raise(tmp_path):
         'huge header': (struct.pack('<Q', 200_000_000) + raw[8:], '100 MB'),
         'extra bytes': (raw + b'xx', 'trailing'),
         'bad json': (raw[:8] + b'{' + b'!' * (n - 1) + raw[8 + n:], 'not a JSON object'),
-        'bad dtype': (raw.replace(b'"F64"', b'"C64"'), "dtype 'C64'"),
+        'bad dtype': (raw.replace(b'"F64"', b'"X64"'), "dtype 'X64'"),
     }
     for what, (data, msg) in cases.items():
         (tmp_path / 'bad').write_bytes(data)
