@@ -92,6 +92,7 @@ void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *
         for (const char *const *h = hidden; *h; h++) hide |= !strcmp(*h, g->fn.ml_name);
         if (hide) continue;
         emp_table_add(functions, &g->fn);
+        if (!strncmp(g->fn.ml_name, "special_", 8)) continue; /* torch.special's: functions only */
         emp_table_add(methods, &g->meth);
         if (!(em_ops[g->op].flags & EM_F_NO_INPLACE)) emp_table_add(methods, &g->inplace);
     }

@@ -99,6 +99,16 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     return w.requires_grad_(requires_grad)
 
 
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False):
+    """I0(beta sqrt(1 - r^2)) / I0(beta), r running from -1 to 1 over the (symmetric) window."""
+    def terms(k, m):
+        r = k * (2 / m) - 1
+        return _C.i0(beta * _C.sqrt((1 - r * r).clamp(min=0))) / _C.i0(_C.full((), beta, dtype=_C.float64))
+    w = _window('kaiser_window', window_length, periodic, dtype, terms)
+    return w.requires_grad_(requires_grad)
+
+
 # ---- small numerics ----
 def angle(input):
     """The argument of a real number: 0 for x >= 0, pi for x < 0 (nan stays nan)."""
@@ -335,7 +345,7 @@ def to_dlpack(tensor):
 
 FUNCTIONS = {f.__name__: f for f in (
     kl_div, cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, triplet_margin_loss,
-    poisson_nll_loss, bilinear, max_pool1d_with_indices, hann_window, hamming_window, blackman_window,
+    poisson_nll_loss, bilinear, max_pool1d_with_indices, hann_window, hamming_window, blackman_window, kaiser_window,
     bartlett_window, angle, renorm, norm_except_dim, frobenius_norm, quantile, nanquantile, matrix_power,
     get_num_interop_threads, set_num_interop_threads, init_num_threads, is_distributed, is_vulkan_available,
     get_file_path, prepare_multiprocessing_environment, to_dlpack, conv_tbc, index_reduce, gradient, frexp,
