@@ -11,7 +11,7 @@
 /* The binary ops PyTorch has no Scalar overload for: a number as `other` is a TypeError there. */
 static const char *const tensor_only[] = {"atan2", "hypot", "logaddexp", "logaddexp2", "nextafter", "maximum",
                                           "minimum", "fmax", "fmin", "logical_and", "logical_or", "logical_xor",
-                                          "gcd", "lcm", "heaviside"};
+                                          "gcd", "lcm", "heaviside", "igamma", "igammac"};
 
 /* -1 with PyTorch's TypeError when op (name, or name_ in place) refuses the number given as other. */
 static int refuse_number(const char *name, const emp_args *a)

@@ -30,6 +30,9 @@ from . import _functions
 _functions.install(globals())
 from . import special
 special._install(globals())
+from . import _scatter_grad, _discrete_samples
+_scatter_grad.install(globals())
+_discrete_samples.install(globals())
 
 __version__ = '0.1.0'
 

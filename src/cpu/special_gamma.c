@@ -135,7 +135,7 @@ static double igamma_log_prefactor(double a, double x)
 static double igamma_series(double a, double x)
 {
     double sum = 1, term = 1;
-    for (int k = 1; k < 100000; k++) {
+    for (int k = 1; k < 1000000; k++) {
         term *= x / (a + k);
         sum += term;
         if (term < 1e-17 * sum) break;
@@ -146,7 +146,7 @@ static double igammac_fraction(double a, double x)
 {
     const double tiny = 1e-300;
     double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
-    for (int i = 1; i < 100000; i++) {
+    for (int i = 1; i < 1000000; i++) {
         double an = -i * (i - a);
         b += 2;
         d = an * d + b;
