@@ -271,3 +271,15 @@ def test_out_and_errors():
     for m in (torch, ember):
         with pytest.raises(TypeError):
             m.special.i0e([0.5])
+
+
+def test_half_precision():
+    """float16/bfloat16 compute through float32 (PyTorch 1.13's CPU has few of these kernels for float16)."""
+    x = torch.tensor([0.5, 1.5, 3.0, 7.25])
+    for dtype in ('float16', 'bfloat16'):
+        e = to_ember(x.to(getattr(torch, dtype)))
+        for name in ('lgamma', 'digamma', 'i0'):
+            r = getattr(ember, name)(e)
+            assert r.dtype == getattr(ember, dtype)
+            compare(r, getattr(torch, name)(x.to(getattr(torch, dtype)).float()), 1e-2, 1e-2)
+    check(lambda a, m: m.lgamma(a), x.to(torch.bfloat16))
