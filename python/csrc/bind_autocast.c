@@ -15,8 +15,8 @@ static em_device_type device_type_of(PyObject *name)
 
 static PyObject *set_enabled(em_device_type dev, PyObject *flag)
 {
-    int on = PyObject_IsTrue(flag);
-    if (on < 0) return NULL;
+    if (!PyBool_Check(flag)) return PyErr_Format(PyExc_TypeError, "enabled must be a bool (got %s)", Py_TYPE(flag)->tp_name);
+    int on = flag == Py_True;
     if (em_autocast_set_enabled(dev, on)) return emp_raise();
     Py_RETURN_NONE;
 }

@@ -11,7 +11,7 @@
 /* The binary ops PyTorch has no Scalar overload for: a number as `other` is a TypeError there. */
 static const char *const tensor_only[] = {"atan2", "hypot", "logaddexp", "logaddexp2", "nextafter", "maximum",
                                           "minimum", "fmax", "fmin", "logical_and", "logical_or", "logical_xor",
-                                          "gcd", "lcm", "heaviside"};
+                                          "gcd", "lcm", "heaviside", "igamma", "igammac"};
 
 /* -1 with PyTorch's TypeError when op (name, or name_ in place) refuses the number given as other. */
 static int refuse_number(const char *name, const emp_args *a)
@@ -92,6 +92,7 @@ void emp_pointwise_tables(emp_table *functions, emp_table *methods, const char *
         for (const char *const *h = hidden; *h; h++) hide |= !strcmp(*h, g->fn.ml_name);
         if (hide) continue;
         emp_table_add(functions, &g->fn);
+        if (!strncmp(g->fn.ml_name, "special_", 8)) continue; /* torch.special's: functions only */
         emp_table_add(methods, &g->meth);
         if (!(em_ops[g->op].flags & EM_F_NO_INPLACE)) emp_table_add(methods, &g->inplace);
     }

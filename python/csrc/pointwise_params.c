@@ -187,6 +187,17 @@ PARAM_UNARY(round, ", *, int decimals=0", (double)a->i[1])
 PARAM_UNARY(nan_to_num, ", float? nan=0.0, float? posinf=None, float? neginf=None", a->d[1],
             a->has[2] ? a->d[2] : INFINITY, a->has[3] ? a->d[3] : -INFINITY)
 
+/* polygamma(n, input): the order first, as PyTorch's; the method takes it second. */
+EMP_BIND(polygamma, "polygamma(int n, Tensor input, *, Tensor? out=None)")
+{
+    return EMP_OUT(2, em_polygamma_out(a->t[2], a->t[1], (double)a->i[0]), em_polygamma(a->t[1], (double)a->i[0]));
+}
+EMP_BIND(polygamma_method, "polygamma(Tensor input, int n)") { return emp_wrap(em_polygamma(a->t[0], (double)a->i[1])); }
+EMP_BIND(polygamma_, "polygamma_(Tensor input, int n)")
+{
+    return emp_status_self(em_polygamma_(a->t[0], (double)a->i[1]), a->obj[0]);
+}
+
 /* gelu's approximate is a string. */
 static int gelu_mode(emp_args *a)
 {
@@ -245,11 +256,11 @@ ADDC(addcdiv)
 #define METH(name) EMP_METHOD(name), EMP_METHOD(name##_),
 PyMethodDef emp_params_functions[] = {
     BOUND(FN) EMP_FUNCTION(rsub), EMP_FUNCTION(clamp_min), EMP_FUNCTION(clamp_max), EMP_FUNCTION(where),
-    EMP_FUNCTION_AS("clip", clamp),
+    EMP_FUNCTION_AS("clip", clamp), EMP_FUNCTION(polygamma),
     {NULL},
 };
 PyMethodDef emp_params_methods[] = {
     BOUND(METH) EMP_METHOD(clamp_min), EMP_METHOD(clamp_max), EMP_METHOD_AS("clip", clamp),
-    EMP_METHOD_AS("clip_", clamp_),
+    EMP_METHOD_AS("clip_", clamp_), EMP_METHOD_AS("polygamma", polygamma_method), EMP_METHOD(polygamma_),
     {NULL},
 };

@@ -22,14 +22,20 @@ from ._argcheck import accepts as _accepts
 _C._set_tensor_class(Tensor)
 
 # Every op of the core is a function of this module (ember.add, ember.sum...).
+# (torch.special's own functions, special_*, are only ember.special's)
 globals().update({name: fn for name, fn in vars(_C).items()
-                  if callable(fn) and not name.startswith('_') and name not in globals()})
+                  if callable(fn) and not name.startswith(('_', 'special_')) and name not in globals()})
 
 # PyTorch's aliases and the functions written with other ops (ember/_functions.py)
 from . import _functions
 _functions.install(globals())
 from . import _complex
 _complex.install(globals(), Tensor)
+from . import special
+special._install(globals())
+from . import _scatter_grad, _discrete_samples
+_scatter_grad.install(globals())
+_discrete_samples.install(globals())
 
 __version__ = '0.1.0'
 

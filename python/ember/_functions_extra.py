@@ -69,10 +69,12 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
-def ldexp(input, other):
+@accepts(input='Tensor', other='Tensor', out='Tensor?')
+def ldexp(input, other, *, out=None):
     """input * 2**other, in floating point."""
     x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
-    return x * _C.pow(2.0, other.to(x.dtype) if isinstance(other, Tensor) else other)
+    result = x * _C.pow(2.0, other.to(x.dtype) if isinstance(other, Tensor) else other)
+    return result if out is None else out.resize_(result.shape).copy_(result)
 
 
 def sum_to_size(input, *size):
@@ -104,6 +106,7 @@ def fill_diagonal_(input, fill_value, wrap=False):
     return input
 
 
+@accepts(x='Tensor', N='int?', increasing='bool')
 def vander(x, N=None, increasing=False):
     """Columns x**0, x**1, ..., x**(N-1) (reversed unless increasing)."""
     if x.dim() != 1:
@@ -140,7 +143,16 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
 
 
 def fill(input, value):
-    return _C.full_like(input, value.item() if isinstance(value, Tensor) else value)
+    """A tensor like input filled with value; as a graph node, no gradient to input and the sum of the
+    gradient to a tensor value (computed as a where that always picks value)."""
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f'fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} '
+                           f'dimensions.')
+    needs_graph = _C.is_grad_enabled() and (input.requires_grad or (isinstance(value, Tensor) and value.requires_grad))
+    if not needs_graph:
+        return _C.full_like(input, value.item() if isinstance(value, Tensor) else value)
+    v = value.to(input.dtype) if isinstance(value, Tensor) else _C.full((), value, dtype=input.dtype)
+    return _C.where(_C.ones_like(input, dtype=_C.bool), v, input)
 
 
 def get_device(input):
@@ -193,6 +205,12 @@ def detach_(input):
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    for name, value in (('size', size), ('stride', stride)):
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"new_empty_strided(): argument '{name}' must be tuple of ints, not "
+                            f"{type(value).__name__}")
+        for v in value:
+            int_arg('new_empty_strided', name, v)
     return empty_strided(size, stride, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
 
@@ -203,7 +221,7 @@ METHODS = dict(
     fill_diagonal_=fill_diagonal_, get_device=get_device, type_as=type_as,
     unsafe_chunk=FUNCTIONS['unsafe_chunk'], unsafe_split=FUNCTIONS['unsafe_split'],
     unsafe_split_with_sizes=FUNCTIONS['unsafe_split_with_sizes'],
-    ldexp_=lambda self, other: self.copy_(ldexp(self, other)),
+    ldexp_=lambda self, other: Tensor.copy_(self, ldexp(self, other)),
     addr_=lambda self, vec1, vec2, *, beta=1, alpha=1: self.copy_(addr(self, vec1, vec2, beta=beta, alpha=alpha)),
     clamp_min_=lambda self, min: self.clamp_(min=min), clamp_max_=lambda self, max: self.clamp_(max=max),
     resize_as_=resize_as_, detach_=detach_, new_empty_strided=new_empty_strided,

@@ -99,6 +99,16 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     return w.requires_grad_(requires_grad)
 
 
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False):
+    """I0(beta sqrt(1 - r^2)) / I0(beta), r running from -1 to 1 over the (symmetric) window."""
+    def terms(k, m):
+        r = k * (2 / m) - 1
+        return _C.i0(beta * _C.sqrt((1 - r * r).clamp(min=0))) / _C.i0(_C.full((), beta, dtype=_C.float64))
+    w = _window('kaiser_window', window_length, periodic, dtype, terms)
+    return w.requires_grad_(requires_grad)
+
+
 # ---- small numerics ----
 def renorm(input, p, dim, maxnorm):
     """Each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm."""
@@ -176,12 +186,22 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return outs[0] if scalar_q else _C.stack(outs)
 
 
+def _quantile_checked(name, input, q, dim, keepdim, interpolation, ignore_nan, out):
+    if not isinstance(q, (int, float, Tensor)) or isinstance(q, bool):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got q of type "
+                        f"{type(q).__name__}, but expected one of: (Tensor q), (float q)")
+    result = _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+@accepts(input='Tensor', dim='dim?', keepdim='bool', out='Tensor?')
 def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
-    return _quantile('quantile', input, q, dim, keepdim, interpolation, False)
+    return _quantile_checked('quantile', input, q, dim, keepdim, interpolation, False, out)
 
 
+@accepts(input='Tensor', dim='dim?', keepdim='bool', out='Tensor?')
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None):
-    return _quantile('nanquantile', input, q, dim, keepdim, interpolation, True)
+    return _quantile_checked('nanquantile', input, q, dim, keepdim, interpolation, True, out)
 
 
 def conv_tbc(input, weight, bias, pad=0):
@@ -204,6 +224,57 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     shape[dim] = -1
     expanded = index.reshape(shape).expand_as(source)
     return input.scatter_reduce(dim, expanded, source, reduce, include_self=include_self)
+
+
+_HistogramddResult = collections.namedtuple('histogramdd', ['hist', 'bin_edges'])
+_HistogramddResult.__module__ = 'ember.return_types'
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the points input (..., D): bins is a count for every dim, one count
+    per dim, or one tensor of increasing edges per dim; range, [min0, max0, min1, max1, ...]. A value
+    on an inner edge falls in the bin to its right, on the last edge in the last bin."""
+    if input.dim() < 1:
+        raise RuntimeError('torch.histogramdd: input tensor should have at least 1 dimension')
+    if not input.is_floating_point():
+        raise RuntimeError(f'torch.histogramdd: input tensor and bins tensors should have the same dtype, '
+                           f'but got input with dtype {input.dtype}')
+    D = input.shape[-1]
+    points = input.reshape(-1, D)
+    counts = [bins] * D if isinstance(bins, int) else list(bins)
+    if len(counts) != D:
+        raise RuntimeError(f'torch.histogramdd: expected {D} sequences of bin edges for each of the {D} '
+                           f'dimensions of the input, but got {len(counts)}')
+    if range is not None and len(range) != 2 * D:
+        raise RuntimeError(f'torch.histogramdd: for a {D}-dimensional histogram range should have {2 * D} '
+                           f'elements, but got {len(range)}')
+    edges = []
+    for d, b in enumerate(counts):
+        if isinstance(b, Tensor):
+            edges.append(b.to(input.dtype))
+        else:
+            r = None if range is None else (float(range[2 * d]), float(range[2 * d + 1]))
+            edges.append(_C.histogram(points[:, d], b, range=r)[1])
+    flat = _C.zeros(points.shape[0], dtype=_C.int64)
+    inside = _C.ones(points.shape[0], dtype=_C.bool)
+    for d, e in enumerate(edges):
+        x, nb = points[:, d], e.numel() - 1
+        idx = _C.searchsorted(e, x.contiguous(), right=True) - 1
+        idx = _C.where(x == e[-1], _C.full_like(idx, nb - 1), idx)
+        inside = inside & (x >= e[0]) & (x <= e[-1])
+        flat = flat * nb + idx.clamp(0, builtins.max(nb - 1, 0))
+    shape = [e.numel() - 1 for e in edges]
+    w = None if weight is None else weight.reshape(-1).to(input.dtype)[inside]
+    total = math.prod(shape)
+    hist = _C.bincount(flat[inside], weights=w, minlength=total)[:total].to(input.dtype).reshape(shape)
+    if density:
+        volume = _C.ones(shape, dtype=input.dtype)
+        for d, e in enumerate(edges):
+            view = [1] * D
+            view[d] = -1
+            volume = volume * (e[1:] - e[:-1]).reshape(view)
+        hist = hist / (hist.sum() * volume)
+    return _HistogramddResult(hist, tuple(edges))
 
 
 def _gradient_along(f, d, h, edge_order):
@@ -329,11 +400,11 @@ def to_dlpack(tensor):
 
 FUNCTIONS = {f.__name__: f for f in (
     kl_div, cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, triplet_margin_loss,
-    poisson_nll_loss, bilinear, max_pool1d_with_indices, hann_window, hamming_window, blackman_window,
+    poisson_nll_loss, bilinear, max_pool1d_with_indices, hann_window, hamming_window, blackman_window, kaiser_window,
     bartlett_window, renorm, norm_except_dim, frobenius_norm, quantile, nanquantile, matrix_power,
     get_num_interop_threads, set_num_interop_threads, init_num_threads, is_distributed, is_vulkan_available,
     get_file_path, prepare_multiprocessing_environment, to_dlpack, conv_tbc, index_reduce, gradient, frexp,
-    is_inference)}
+    is_inference, histogramdd)}
 METHODS = dict(renorm=renorm, quantile=quantile, nanquantile=nanquantile, matrix_power=matrix_power,
                is_distributed=is_distributed, index_reduce=index_reduce, frexp=frexp, is_inference=is_inference,
                index_reduce_=lambda self, dim, index, source, reduce, *, include_self=True: self.copy_(

@@ -65,6 +65,8 @@ def geometric_(self, p, *, generator=None):
 
 def is_set_to(self, tensor):
     """Whether both tensors view the same memory with the same geometry."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}")
     return (self.data_ptr() == tensor.data_ptr() and self.shape == tensor.shape
             and self.stride() == tensor.stride() and self.dtype == tensor.dtype)
 

@@ -61,6 +61,11 @@ em_status em_unary_check_params(em_op op, em_dtype compute, const double *p)
         if (!(p[0] == trunc(p[0]) && fabs(p[0]) < 0x1p63))
             return em_fail(EM_ERR_TYPE, "round: decimals must be an integer, got %g", p[0]);
         break;
+    case EM_OP_polygamma:
+        if (!(p[0] == trunc(p[0]) && fabs(p[0]) < 0x1p62))
+            return em_fail(EM_ERR_TYPE, "polygamma: n must be an integer, got %g", p[0]);
+        if (p[0] < 0) return em_fail(EM_ERR_RUNTIME, "polygamma(n, x) does not support negative n.");
+        break;
     default: break;
     }
     return EM_OK;
