@@ -73,7 +73,8 @@ em_status em_linalg_svd(const em_tensor *A, bool full_matrices, bool compute_uv,
 
 /* Eigenvalues L (..., n) ascending and eigenvectors Q (..., n, n) (columns;
  * an empty tensor without compute_v) of the symmetric A, read from its lower
- * (upper) triangle. info as svd's. */
+ * (upper) triangle. info (...) int32: > 0 when LAPACK did not converge; a
+ * non-finite input gives NaN results, no error (as PyTorch). */
 em_status em_linalg_eigh(const em_tensor *A, bool upper, bool compute_v, em_tensor **L, em_tensor **Q,
                          em_tensor **info);
 

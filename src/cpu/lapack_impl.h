@@ -104,10 +104,14 @@ static int FN(svd)(T *u, T *s, T *vh, const T *a, int64_t m, int64_t n, bool ful
 
 /* Eigenvalues (ascending) of the symmetric a (n x n) from its lower (upper)
  * triangle into w, eigenvectors as the columns of v (NULL: values only).
- * `work` holds n * n. */
+ * `work` holds n * n. A non-finite input gives NaNs. */
 static int FN(eigh)(T *w, T *v, const T *a, int64_t n, bool upper, T *work)
 {
-    if (!FN(all_finite)(a, n * n)) return -1;
+    if (!FN(all_finite)(a, n * n)) { /* NaN results, no error (as PyTorch) */
+        for (int64_t i = 0; i < n; i++) w[i] = NAN;
+        for (int64_t i = 0; v && i < n * n; i++) v[i] = NAN;
+        return 0;
+    }
     memcpy(work, a, n * n * sizeof(T));
     int info = LP(syevd)(LAPACK_COL_MAJOR, v ? 'V' : 'N', upper ? 'L' : 'U', (int)n, work, (int)n, w);
     if (v) FN(transpose)(v, n, work, n, n, n);
