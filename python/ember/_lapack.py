@@ -9,6 +9,7 @@ import collections
 import math
 
 from . import _C
+from ._tensor import Tensor
 
 _MODULE = 'ember.return_types'
 
@@ -19,12 +20,12 @@ def _result_type(name, fields):
     return cls
 
 
-SlogdetResult = _result_type('slogdet', 'sign logabsdet')
+SlogdetResult = _result_type('linalg_slogdet', 'sign logabsdet')
 InvExResult = _result_type('linalg_inv_ex', 'inverse info')
 SolveExResult = _result_type('linalg_solve_ex', 'result info')
 CholeskyExResult = _result_type('linalg_cholesky_ex', 'L info')
-QRResult = _result_type('qr', 'Q R')
-SVDResult = _result_type('svd', 'U S Vh')
+QRResult = _result_type('linalg_qr', 'Q R')
+SVDResult = _result_type('linalg_svd', 'U S Vh')
 EighResult = _result_type('linalg_eigh', 'eigenvalues eigenvectors')
 LUFactorResult = _result_type('linalg_lu_factor', 'LU pivots')
 LUFactorExResult = _result_type('linalg_lu_factor_ex', 'LU pivots info')
@@ -200,7 +201,7 @@ def slogdet(A, *, out=None):
     _check_matrix(A, 'linalg.slogdet')
     LU, piv, _ = _C._linalg_lu_factor_ex(A)
     d = LU.diagonal(0, -2, -1)
-    sign = _C.sign(d.detach()).prod(-1) * _lu_sign(piv, A.dtype)
+    sign = _C.sign(d).prod(-1) * _lu_sign(piv, A.dtype)  # zero gradient, but recorded as torch does
     return _out(SlogdetResult(sign, d.abs().log().sum(-1)), out)
 
 
@@ -227,7 +228,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     Bm = B.unsqueeze(-1) if vector else B
     n = A.shape[-1]
-    if (Bm.shape[-2] if left or vector else Bm.shape[-1]) != n:
+    if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
     A_ = A if left else _mT(A)
@@ -264,7 +265,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     LU, piv, info = _C._linalg_lu_factor_ex(A)
     X = lu_solve(LU, piv, _eye_like(A).expand(A.shape))
     if check_errors:
-        _check_info(info, 'linalg.inv', _inv_message)
+        _check_info(info, 'linalg.inv_ex', _inv_message)
     return _out(InvExResult(X, info), out)
 
 
@@ -293,7 +294,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     _check_matrix(A, 'linalg.cholesky')
     L, info = _C._linalg_cholesky_ex(A, bool(upper))
     if check_errors:
-        _check_info(info, 'linalg.cholesky', _cholesky_message)
+        _check_info(info, 'linalg.cholesky_ex', _cholesky_message)
     return _out(CholeskyExResult(L, info), out)
 
 
@@ -310,6 +311,11 @@ def cholesky_solve(B, L, upper=False, *, out=None):
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_scalar_name(B.dtype)} "
                            f"and A of type {_scalar_name(L.dtype)} instead.")
     Lo = _mT(L) if upper else L
+    if _needs_grad(L):
+        # PyTorch differentiates L as a dense matrix (its gradient fills both triangles): the
+        # same value through A = L L^T with L's other triangle zero in value, not in gradient
+        Lo = Lo.tril() + (Lo - Lo.detach()).triu(1)
+        return _out(solve(_C.matmul(Lo, _mT(Lo)), B), out)
     Y = _C._linalg_solve_triangular(Lo, B, False, True, False)
     return _out(_C._linalg_solve_triangular(_mT(Lo), Y, True, True, False), out)
 
@@ -453,10 +459,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in _DRIVERS:
         raise RuntimeError(f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     vector = A.dim() == B.dim() + 1
-    Bm = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2], A.shape[-1]
-    if Bm.shape[-2] != m:
-        raise RuntimeError(f"{op}: input.size(-2) should match other.size(-2)")
+    if B.shape[-1 if vector else -2] != m:
+        raise RuntimeError(f"{op}: input.size(-2) should match other.size({-1 if vector else -2})")
+    Bm = B.unsqueeze(-1) if vector else B
     if rcond is None:
         rcond = _eps(A.dtype) * builtins.max(m, n)
     X, res, rank, sv = _C._linalg_lstsq(A, Bm, float(rcond), _DRIVERS[driver])
@@ -466,10 +472,20 @@ def lstsq(A, B, rcond=None, *, driver=None):
     residuals = res if m > n and driver != 'gelsy' and full else _C.empty(0, dtype=A.dtype)
     if vector:
         X = X.squeeze(-1)
-        residuals = residuals.squeeze(-1) if residuals.numel() else residuals
-    rank = _C.empty(0, dtype=_C.int64) if driver == 'gels' else rank
-    sv = sv if driver in ('gelsd', 'gelss') else _C.empty(0, dtype=A.dtype)
+    rank = _C.empty(0, dtype=_C.int64) if driver == 'gels' else _batch_of(rank, A, 0)
+    sv = _batch_of(sv, A, 1) if driver in ('gelsd', 'gelss') else _C.empty(0, dtype=A.dtype)
     return LstsqResult(X, residuals, rank, sv)
+
+
+def _batch_of(t, A, nextra):
+    """t, computed over the broadcast batch, cut to A's batch shape (what depends on A alone)."""
+    lead = t.dim() - nextra - (A.dim() - 2)
+    for _ in range(lead):
+        t = t[0]
+    for d, size in enumerate(A.shape[:-2]):
+        if size == 1 and t.shape[d] != 1:
+            t = t.narrow(d, 0, 1)
+    return t
 
 
 def _tolerances(S_max, atol, rtol, dtype, m, n):
@@ -480,7 +496,7 @@ def _tolerances(S_max, atol, rtol, dtype, m, n):
             _eps(dtype) * builtins.max(m, n)
     tol = S_max * rtol
     if atol is not None:
-        tol = _C.maximum(tol, atol if isinstance(atol, _C.Tensor) else _C.full_like(tol, float(atol)))
+        tol = _C.maximum(tol, atol if isinstance(atol, Tensor) else _C.full_like(tol, float(atol)))
     return tol
 
 
@@ -491,7 +507,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     if rcond is not None:
         rtol = rcond
     m, n = A.shape[-2], A.shape[-1]
-    if hermitian:
+    if hermitian and not _needs_grad(A):  # (the SVD's gradient is PyTorch's, dense in A)
         L, Q = eigh(A)
         tol = _tolerances(L.abs().amax(-1, keepdim=True), atol, rtol, A.dtype, m, n)
         Linv = _C.where(L.abs() > tol, 1 / L, _C.zeros_like(L))

@@ -177,7 +177,8 @@ EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
 
 /* ---- eigh: A = Q diag(L) Q^T -----------------------------------------------
  * gA = Q (diag(gL) + (Q^T gQ) / E) Q^T with E_ij = L_j - L_i (off the
- * diagonal; the diagonal of the quotient is dropped). */
+ * diagonal; the diagonal of the quotient is dropped), symmetrized as
+ * PyTorch's (A is symmetric). */
 EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
 {
     em_arena a = {0};
@@ -192,6 +193,7 @@ EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
     em_tensor *W = X(em_div(MM(T_(Q), go[1]), E));
     W = X(em_sub(W, X(em_mul(W, eye)), 1));
     W = X(em_add(W, X(em_diag_embed(go[0], 0, -2, -1)), 1));
-    GRAD(0, MM(MM(Q, W), T_(Q)));
+    em_tensor *gA = MM(MM(Q, W), T_(Q));
+    GRAD(0, X(em_mul(X(em_add(gA, T_(gA), 1)), SCALAR(0.5))));
     DONE();
 }
