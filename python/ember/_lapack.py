@@ -6,9 +6,11 @@ backward formula where differentiable; det, inv, solve, lu_solve, pinv, matrix_e
 written with them here and differentiated through them. ember.linalg exports these."""
 import builtins
 import collections
+import inspect
 import math
 
 from . import _C
+from ._argcheck import accepts
 from ._tensor import Tensor
 
 _MODULE = 'ember.return_types'
@@ -141,6 +143,8 @@ def _permutation(pivots, m, dtype):
 
 
 def _lu_unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
+    if LU.dim() < 2:
+        raise RuntimeError(f"torch.lu_unpack: Expected tensor of dimension >= 2, but got {LU.dim()}")
     m, n = LU.shape[-2], LU.shape[-1]
     k = builtins.min(m, n)
     P = _permutation(pivots, m, LU.dtype) if unpack_pivots else _C.empty(0, dtype=LU.dtype)
@@ -304,8 +308,9 @@ def cholesky(A, *, upper=False, out=None):
     return _out(L, out)
 
 
-def cholesky_solve(B, L, upper=False, *, out=None):
-    """X with A X = B for A = L L^T (U^T U when upper), from the factor."""
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """X with A X = B (B = input) for A = L L^T (U^T U when upper), from the factor L = input2."""
+    B, L = input, input2
     _check_matrix(L, 'cholesky_solve', what='A')
     if B.dtype != L.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_scalar_name(B.dtype)} "
@@ -320,9 +325,9 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     return _out(_C._linalg_solve_triangular(_mT(Lo), Y, True, True, False), out)
 
 
-def cholesky_inverse(L, upper=False, *, out=None):
-    _check_matrix(L, 'cholesky_inverse')
-    return _out(cholesky_solve(_eye_like(L).expand(L.shape), L, upper), out)
+def cholesky_inverse(input, upper=False, *, out=None):
+    _check_matrix(input, 'cholesky_inverse')
+    return _out(cholesky_solve(_eye_like(input).expand(input.shape), input, upper), out)
 
 
 # ---- QR, Householder -----------------------------------------------------------------
@@ -330,6 +335,7 @@ _QR_MODES = {'reduced': 0, 'complete': 1, 'r': 2}
 
 
 def qr(A, mode='reduced', *, out=None):
+    _check_str('linalg_qr', 'mode', 2, mode)
     _check_matrix(A, 'linalg.qr', square=False)
     if mode not in _QR_MODES:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
@@ -408,15 +414,23 @@ def svdvals(A, *, driver=None, out=None):
     return _out(_svd(A, False, _needs_grad(A), 'linalg.svdvals')[1], out)
 
 
+def _check_str(fname, name, position, value):
+    if not isinstance(value, str):
+        raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be str, not "
+                        f"{type(value).__name__}")
+
+
 def _check_uplo(UPLO):
+    _check_str('linalg_eigh', 'UPLO', 2, UPLO)
     if UPLO not in ('L', 'U', 'l', 'u'):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return UPLO in ('U', 'u')
 
 
 def _eigh(A, UPLO, compute_v, op):
+    upper = _check_uplo(UPLO)
     _check_matrix(A, op)
-    L, Q, info = _C._linalg_eigh(A, _check_uplo(UPLO), compute_v)
+    L, Q, info = _C._linalg_eigh(A, upper, compute_v)
     _check_info(info, op, lambda i: f"The algorithm failed to converge because the input matrix is ill-conditioned "
                 f"or has too many repeated eigenvalues (error code: {i}).")
     return L, Q
@@ -628,3 +642,34 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
 for _f in (ldl_factor_ex, ldl_factor, ldl_solve, eig, eigvals):
     _f.__ember_not_implemented__ = True  # counted as missing by tools/api_coverage.py
 del _f
+
+
+# PyTorch's argument types, checked as its parser does (a TypeError naming the argument).
+_ARGS = {
+    'lu_factor_ex': dict(A='Tensor', pivot='bool', check_errors='bool'), 'lu_factor': dict(A='Tensor', pivot='bool'), 'lu': dict(A='Tensor', pivot='bool'),
+    'lu_solve': dict(LU='Tensor', pivots='Tensor', B='Tensor', left='bool', adjoint='bool'), 'det': dict(A='Tensor'), 'slogdet': dict(A='Tensor'),
+    'logdet': dict(A='Tensor'), 'inv': dict(A='Tensor'), 'inv_ex': dict(A='Tensor', check_errors='bool'), 'matrix_exp': dict(A='Tensor'),
+    'solve_ex': dict(A='Tensor', B='Tensor', left='bool', check_errors='bool'), 'solve': dict(A='Tensor', B='Tensor', left='bool'),
+    'solve_triangular': dict(A='Tensor', B='Tensor', upper='bool', left='bool', unitriangular='bool'),
+    'cholesky_ex': dict(A='Tensor', upper='bool', check_errors='bool'), 'cholesky': dict(A='Tensor', upper='bool'),
+    'cholesky_solve': dict(input='Tensor', input2='Tensor', upper='bool'), 'cholesky_inverse': dict(input='Tensor', upper='bool'),
+    'qr': dict(A='Tensor'), 'geqrf': dict(input='Tensor'), 'householder_product': dict(A='Tensor', tau='Tensor'),
+    'ormqr': dict(input='Tensor', tau='Tensor', other='Tensor', left='bool', transpose='bool'), 'svd': dict(A='Tensor', full_matrices='bool'),
+    'svdvals': dict(A='Tensor'), 'eigh': dict(A='Tensor'), 'eigvalsh': dict(A='Tensor'), 'lstsq': dict(A='Tensor', B='Tensor', rcond='float?'),
+    'pinv': dict(A='Tensor', hermitian='bool'), 'matrix_rank': dict(A='Tensor', hermitian='bool'), 'cond': dict(A='Tensor'),
+    'tensorinv': dict(A='Tensor', ind='int'), 'tensorsolve': dict(A='Tensor', B='Tensor'), 'vander': dict(x='Tensor'),
+}
+
+
+def _check_args(namespace, table):
+    """Wraps each function of `table` in accepts(), its out= included (a tuple for tuple results)."""
+    for name, kinds in table.items():
+        fn = namespace[name]
+        if 'out' in inspect.signature(fn).parameters:
+            kinds = dict(kinds, out='Tensors?' if name in _TUPLE_RESULTS else 'Tensor?')
+        namespace[name] = accepts(**kinds)(fn)
+
+
+_TUPLE_RESULTS = {'slogdet', 'inv_ex', 'solve_ex', 'cholesky_ex', 'qr', 'svd', 'eigh', 'lu_factor', 'lu_factor_ex',
+                  'lu', 'geqrf', 'symeig', 'lu_unpack', 'triangular_solve'}
+_check_args(globals(), _ARGS)

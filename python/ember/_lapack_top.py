@@ -18,15 +18,26 @@ LUUnpackResult = _result_type('lu_unpack', 'P L U')
 TriangularSolveResult = _result_type('triangular_solve', 'solution cloned_coefficient')
 
 
-def _removed(name, message):
-    def removed(*args, **kwargs):
-        raise RuntimeError(message)
-    removed.__name__ = name
-    return removed
+_GONE = ("This function was deprecated since version 1.9 and is now removed. Please use the `torch.linalg.{}` "
+         "function instead.")
 
 
-_GONE = "This function was deprecated since version 1.9 and is now removed. Please use the `torch.linalg.{}` " \
-        "function instead."
+def eig(input, eigenvectors=False, *, out=None):
+    raise RuntimeError(_GONE.format('eig'))
+
+
+def solve(input, A, *, out=None):
+    raise RuntimeError(_GONE.format('solve'))
+
+
+def lstsq(input, A, *, out=None):
+    raise RuntimeError('This function was deprecated since version 1.9 and is now removed.',
+                       'Please use the `torch.linalg.lstsq` function instead.')
+
+
+def matrix_rank(input, tol=None, symmetric=False, *, out=None):
+    raise RuntimeError('This function was deprecated since version 1.9 and is now removed.',
+                       'Please use the `torch.linalg.matrix_rank` function instead.')
 
 
 def slogdet(input, *, out=None):
@@ -111,17 +122,24 @@ def orgqr(input, tau):
     return L.householder_product(input, tau)
 
 
+_ARGS = {
+    'slogdet': dict(input='Tensor'), 'cholesky': dict(input='Tensor', upper='bool'), 'qr': dict(input='Tensor', some='bool'),
+    'svd': dict(input='Tensor', some='bool', compute_uv='bool'), 'symeig': dict(input='Tensor', eigenvectors='bool', upper='bool'),
+    'lu': dict(A='Tensor', pivot='bool', get_infos='bool'), 'lu_solve': dict(b='Tensor', LU_data='Tensor', LU_pivots='Tensor'),
+    'lu_unpack': dict(LU_data='Tensor', LU_pivots='Tensor', unpack_data='bool', unpack_pivots='bool'),
+    'triangular_solve': dict(b='Tensor', A='Tensor', upper='bool', transpose='bool', unitriangular='bool'), 'pinverse': dict(input='Tensor', rcond='float'),
+    'nuclear_norm': dict(input='Tensor', keepdim='bool'), 'orgqr': dict(input='Tensor', tau='Tensor'),
+}
+L._check_args(globals(), _ARGS)
+
+
 FUNCTIONS = {
     'det': L.det, 'logdet': L.logdet, 'slogdet': slogdet, 'inverse': L.inv, 'cholesky': cholesky,
     'cholesky_solve': L.cholesky_solve, 'cholesky_inverse': L.cholesky_inverse, 'qr': qr, 'svd': svd,
     'symeig': symeig, 'lu': lu, 'lu_solve': lu_solve, 'lu_unpack': lu_unpack, 'triangular_solve': triangular_solve,
     'matrix_exp': L.matrix_exp, 'pinverse': pinverse, 'geqrf': L.geqrf, 'orgqr': orgqr, 'ormqr': L.ormqr,
     'nuclear_norm': nuclear_norm,
-    'eig': _removed('eig', _GONE.format('eig')), 'solve': _removed('solve', _GONE.format('solve')),
-    'lstsq': _removed('lstsq', ('This function was deprecated since version 1.9 and is now removed.',
-                                'Please use the `torch.linalg.lstsq` function instead.')),
-    'matrix_rank': _removed('matrix_rank', ('This function was deprecated since version 1.9 and is now removed.',
-                                            'Please use the `torch.linalg.matrix_rank` function instead.')),
+    'eig': eig, 'solve': solve, 'lstsq': lstsq, 'matrix_rank': matrix_rank,
 }
 
 # Tensor methods: the functions above with self first (1.13 has no Tensor.matrix_rank).
