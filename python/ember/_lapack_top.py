@@ -1,7 +1,7 @@
 """The top-level and Tensor-method forms of the factorizations, as torch 1.13 has them: det,
 logdet, slogdet, inverse, cholesky, cholesky_solve, cholesky_inverse, qr (some=), svd (some=,
 compute_uv=, returning V), symeig, lu (get_infos=), lu_solve, lu_unpack, triangular_solve,
-matrix_exp, pinverse, geqrf, orgqr, ormqr, nuclear_norm; and eig, solve, lstsq, matrix_rank,
+matrix_exp, pinverse, geqrf, orgqr, ormqr, nuclear_norm, svd_lowrank, pca_lowrank; and eig, solve, lstsq, matrix_rank,
 which 1.13 removed (they raise its RuntimeError). Installed by ember._functions_extra.install."""
 import warnings
 
@@ -122,6 +122,53 @@ def orgqr(input, tau):
     return L.householder_product(input, tau)
 
 
+def _range_basis(A, q, niter, M):
+    """An orthonormal basis (m x q) of an approximation of A's range: a random projection refined by
+    niter subspace iterations (Halko, Martinsson and Tropp, 2011, algorithm 4.4). M is subtracted
+    from A (None: nothing)."""
+    def times(X):
+        return _C.matmul(A, X) if M is None else _C.matmul(A, X) - _C.matmul(M, X)
+
+    def times_t(X):
+        return _C.matmul(_mT(A), X) if M is None else _C.matmul(_mT(A), X) - _C.matmul(_mT(M), X)
+    R = _C.randn(*A.shape[:-2], A.shape[-1], q, dtype=A.dtype)
+    Q = L.qr(times(R)).Q
+    for _ in range(niter):
+        Q = L.qr(times(L.qr(times_t(Q)).Q)).Q
+    return Q
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """U, S, V of a rank-q approximation of A (or A - M) from a randomized range basis: good when
+    q is at least A's numerical rank. V is returned, not Vh (as torch.svd)."""
+    q = 6 if q is None else q
+    m, n = A.shape[-2], A.shape[-1]
+    if M is not None:
+        M = M.expand(A.shape)
+    if m < n or n > q:  # project from the right: the small matrix is (m x q)
+        Q = _range_basis(_mT(A), q, niter, None if M is None else _mT(M))
+        B = _C.matmul(A, Q) if M is None else _C.matmul(A, Q) - _C.matmul(M, Q)
+        U, S, Vh = L.svd(B, full_matrices=False)
+        return U, S, _C.matmul(Q, _mT(Vh))
+    Q = _range_basis(A, q, niter, M)
+    B = _C.matmul(_mT(Q), A) if M is None else _C.matmul(_mT(Q), A) - _C.matmul(_mT(Q), M)
+    U, S, Vh = L.svd(B, full_matrices=False)
+    return _C.matmul(Q, U), S, _mT(Vh)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """U, S, V of the principal components of A's rows (the columns' means subtracted when center)."""
+    m, n = A.shape[-2], A.shape[-1]
+    q = min(6, m, n) if q is None else q
+    if not 0 <= q <= min(m, n):
+        raise ValueError(f'q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}')
+    if niter < 0:
+        raise ValueError(f'niter(={niter}) must be non-negative integer')
+    if not center:
+        return svd_lowrank(A, q, niter)
+    return svd_lowrank(A, q, niter, A.mean(-2, keepdim=True))
+
+
 _ARGS = {
     'slogdet': dict(input='Tensor'), 'cholesky': dict(input='Tensor', upper='bool'), 'qr': dict(input='Tensor', some='bool'),
     'svd': dict(input='Tensor', some='bool', compute_uv='bool'), 'symeig': dict(input='Tensor', eigenvectors='bool', upper='bool'),
@@ -139,7 +186,8 @@ FUNCTIONS = {
     'symeig': symeig, 'lu': lu, 'lu_solve': lu_solve, 'lu_unpack': lu_unpack, 'triangular_solve': triangular_solve,
     'matrix_exp': L.matrix_exp, 'pinverse': pinverse, 'geqrf': L.geqrf, 'orgqr': orgqr, 'ormqr': L.ormqr,
     'nuclear_norm': nuclear_norm,
-    'eig': eig, 'solve': solve, 'lstsq': lstsq, 'matrix_rank': matrix_rank,
+    'eig': eig, 'solve': solve, 'lstsq': lstsq, 'matrix_rank': matrix_rank, 'svd_lowrank': svd_lowrank,
+    'pca_lowrank': pca_lowrank,
 }
 
 # Tensor methods: the functions above with self first (1.13 has no Tensor.matrix_rank).

@@ -362,3 +362,28 @@ def test_empty_and_noncontiguous():
     A = wellcond(4, 4)
     check(lambda A, m: m.linalg.inv(A.mT[1:, 1:]), A, grad=True, atol=1e-9, rtol=1e-8)
     check(lambda A, m: m.linalg.eigvalsh(A.mT[::2, ::2]), A, atol=1e-9, rtol=1e-8)
+
+
+@pytest.mark.parametrize('shape', [(8, 5), (5, 8), (2, 7, 6)])
+def test_svd_lowrank_pca_lowrank(shape):
+    """Randomized: exact for a matrix of rank <= q; the same singular values as torch's."""
+    low = rand(*shape[:-1], 3, dtype='float64', seed=1) @ rand(*shape[:-2], 3, shape[-1], dtype='float64', seed=2)
+    e = to_ember(low)
+    U, S, V = ember.svd_lowrank(e, q=4)
+    assert_same(U @ ember.diag_embed(S) @ V.mT, low, atol=1e-9, rtol=1e-8)
+    assert_same(S[..., :3], torch.linalg.svdvals(low)[..., :3], atol=1e-9, rtol=1e-8)
+    U, S, V = ember.pca_lowrank(e, q=3)
+    centered = low - low.mean(-2, keepdim=True)
+    assert_same(S, torch.linalg.svdvals(centered)[..., :3], atol=1e-9, rtol=1e-8)
+    with pytest.raises(ValueError):
+        ember.pca_lowrank(e, q=99)
+
+
+def test_out_arguments():
+    A = wellcond(3, 3)
+    check(lambda A, m: m.linalg.inv(A, out=m.empty(0, dtype=m.float64)), A, atol=1e-9, rtol=1e-8)
+    check(lambda A, m: m.linalg.slogdet(A, out=(m.empty(0, dtype=m.float64), m.empty(0, dtype=m.float64))), A,
+          atol=1e-9, rtol=1e-8)
+    check(lambda A, m: m.linalg.eigh(A + A.mT, out=(m.empty(3, dtype=m.float64), m.empty(3, 3, dtype=m.float64)))[0],
+          A, atol=1e-9, rtol=1e-8)
+    check_raises(lambda A, m: m.linalg.inv(A, out=3), A)
