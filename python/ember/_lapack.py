@@ -176,14 +176,24 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return _out(_mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint)), out)
+    batch = _broadcast_batch(LU, B)
+    if list(B.shape[:-2]) != batch:  # the row gather needs B at the broadcast batch shape
+        B = B.expand(*batch, *B.shape[-2:]).contiguous()
+    if n == 0:
+        return _out(B.clone(), out)
     P = _permutation(pivots, n, LU.dtype)
     if adjoint:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
         Y = _C._linalg_solve_triangular(_mT(LU), B, False, True, False)
-        X = _C.matmul(P, _C._linalg_solve_triangular(_mT(LU), Y, True, True, True))
+        X = _permute_rows(_C._linalg_solve_triangular(_mT(LU), Y, True, True, True), P.argmax(-1))
     else:  # X = U^-1 L^-1 P^T B
-        Y = _C._linalg_solve_triangular(LU, _C.matmul(_mT(P), B), False, True, True)
+        Y = _C._linalg_solve_triangular(LU, _permute_rows(B, P.argmax(-2)), False, True, True)
         X = _C._linalg_solve_triangular(LU, Y, True, True, False)
     return _out(X, out)
+
+
+def _permute_rows(B, rows):
+    """B's rows reordered: row i of the result is row rows[i] of B (a gather, not a product with P)."""
+    return B.gather(-2, rows.unsqueeze(-1).expand(*B.shape[:-2], rows.shape[-1], B.shape[-1]))
 
 
 # ---- determinants, inverse, solve -------------------------------------------------
@@ -238,7 +248,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     A_ = A if left else _mT(A)
     Bm = Bm if left or vector else _mT(Bm)
     LU, piv, info = _C._linalg_lu_factor_ex(A_)
-    X = lu_solve(LU, piv, Bm.expand(*_broadcast_batch(LU, Bm), *Bm.shape[-2:]))
+    X = lu_solve(LU, piv, Bm)
     X = X.squeeze(-1) if vector else X if left else _mT(X)
     if check_errors:
         _check_info(info, 'torch.linalg.solve_ex', lambda i: "The solver failed because the input matrix is singular.")
@@ -267,7 +277,7 @@ def solve(A, B, *, left=True, out=None):
 def inv_ex(A, *, check_errors=False, out=None):
     _check_matrix(A, 'linalg.inv')
     LU, piv, info = _C._linalg_lu_factor_ex(A)
-    X = lu_solve(LU, piv, _eye_like(A).expand(A.shape))
+    X = lu_solve(LU, piv, _eye_like(A))
     if check_errors:
         _check_info(info, 'linalg.inv_ex', _inv_message)
     return _out(InvExResult(X, info), out)
