@@ -90,6 +90,15 @@ typedef enum em_lstsq_driver { EM_LSTSQ_GELS, EM_LSTSQ_GELSY, EM_LSTSQ_GELSD, EM
 em_status em_linalg_lstsq(const em_tensor *A, const em_tensor *B, double rcond, em_lstsq_driver driver,
                           em_tensor **X, em_tensor **residuals, em_tensor **rank, em_tensor **sv);
 
+/* LDL^T with Bunch-Kaufman pivoting (LAPACK's sytrf) of the symmetric A
+ * (..., n, n), read from its lower triangle: LD (..., n, n) holds L (unit
+ * lower, below the diagonal) and the 1x1 and 2x2 blocks of D, its upper
+ * triangle zeroed; pivots (..., n) int32 as LAPACK's ipiv (negative for 2x2
+ * blocks); info (...) int32, > 0 when D is singular. ldl_solve solves A X = B
+ * (..., n, k) from them (sytrs); its batch dims broadcast. */
+em_status em_linalg_ldl_factor_ex(const em_tensor *A, em_tensor **LD, em_tensor **pivots, em_tensor **info);
+em_tensor *em_linalg_ldl_solve(const em_tensor *LD, const em_tensor *pivots, const em_tensor *B);
+
 #ifdef __cplusplus
 }
 #endif

@@ -58,9 +58,20 @@ EMP_BIND(_linalg_lstsq, "_linalg_lstsq(Tensor A, Tensor B, float rcond, int driv
                    4, r);
 }
 
+EMP_BIND(_linalg_ldl_factor_ex, "_linalg_ldl_factor_ex(Tensor A)")
+{
+    em_tensor *r[3];
+    return results(em_linalg_ldl_factor_ex(a->t[0], &r[0], &r[1], &r[2]), 3, r);
+}
+EMP_BIND(_linalg_ldl_solve, "_linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B)")
+{
+    return emp_wrap(em_linalg_ldl_solve(a->t[0], a->t[1], a->t[2]));
+}
+
 PyMethodDef emp_lapack_functions[] = {
     EMP_FUNCTION(_linalg_lu_factor_ex), EMP_FUNCTION(_lu_pivots_to_permutation), EMP_FUNCTION(_linalg_solve_triangular),
     EMP_FUNCTION(_linalg_cholesky_ex),  EMP_FUNCTION(_linalg_qr),                EMP_FUNCTION(_geqrf),
     EMP_FUNCTION(_linalg_householder_product), EMP_FUNCTION(_linalg_svd),        EMP_FUNCTION(_linalg_eigh),
-    EMP_FUNCTION(_linalg_lstsq),        {NULL},
+    EMP_FUNCTION(_linalg_lstsq),        EMP_FUNCTION(_linalg_ldl_factor_ex), EMP_FUNCTION(_linalg_ldl_solve),
+    {NULL},
 };

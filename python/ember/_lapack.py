@@ -637,19 +637,35 @@ def vander(x, *, N=None):
     return powers.cumprod(-1)
 
 
+LDLFactorExResult = _result_type('linalg_ldl_factor_ex', 'LD pivots info')
+LDLFactorResult = _result_type('linalg_ldl_factor', 'LD pivots')
+
+
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
-    raise NotImplementedError("linalg.ldl_factor_ex (LAPACK's sytrf) is not implemented in Ember yet")
+    """A = L D L^T with Bunch-Kaufman pivoting (LAPACK's sytrf), from A's lower triangle: (LD,
+    pivots, info). hermitian changes nothing for real inputs. Not differentiable (as PyTorch)."""
+    _check_matrix(A, 'torch.linalg.ldl_factor_ex')
+    LD, piv, info = _C._linalg_ldl_factor_ex(A)
+    if check_errors:
+        _check_info(info, 'torch.linalg.ldl_factor_ex', _ldl_message)
+    return _out(LDLFactorExResult(LD, piv, info), out)
+
+
+def _ldl_message(i):
+    return f"The factorization could not be completed because the input is singular (D[{i},{i}] is zero)."
 
 
 def ldl_factor(A, *, hermitian=False, out=None):
-    raise NotImplementedError("linalg.ldl_factor (LAPACK's sytrf) is not implemented in Ember yet")
+    LD, piv, info = ldl_factor_ex(A, hermitian=hermitian)
+    _check_info(info, 'torch.linalg.ldl_factor', _ldl_message)
+    return _out(LDLFactorResult(LD, piv), out)
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
-    raise NotImplementedError("linalg.ldl_solve (LAPACK's sytrs) is not implemented in Ember yet")
+    return _out(_C._linalg_ldl_solve(LD, pivots, B), out)
 
 
-for _f in (ldl_factor_ex, ldl_factor, ldl_solve, eig, eigvals):
+for _f in (eig, eigvals):
     _f.__ember_not_implemented__ = True  # counted as missing by tools/api_coverage.py
 del _f
 
@@ -668,6 +684,9 @@ _ARGS = {
     'svdvals': dict(A='Tensor'), 'eigh': dict(A='Tensor'), 'eigvalsh': dict(A='Tensor'), 'lstsq': dict(A='Tensor', B='Tensor', rcond='float?'),
     'pinv': dict(A='Tensor', hermitian='bool'), 'matrix_rank': dict(A='Tensor', hermitian='bool'), 'cond': dict(A='Tensor'),
     'tensorinv': dict(A='Tensor', ind='int'), 'tensorsolve': dict(A='Tensor', B='Tensor'), 'vander': dict(x='Tensor'),
+    'ldl_factor_ex': dict(A='Tensor', hermitian='bool', check_errors='bool'),
+    'ldl_factor': dict(A='Tensor', hermitian='bool'),
+    'ldl_solve': dict(LD='Tensor', pivots='Tensor', B='Tensor', hermitian='bool'),
 }
 
 
@@ -681,5 +700,5 @@ def _check_args(namespace, table):
 
 
 _TUPLE_RESULTS = {'slogdet', 'inv_ex', 'solve_ex', 'cholesky_ex', 'qr', 'svd', 'eigh', 'lu_factor', 'lu_factor_ex',
-                  'lu', 'geqrf', 'symeig', 'lu_unpack', 'triangular_solve'}
+                  'lu', 'geqrf', 'symeig', 'lu_unpack', 'triangular_solve', 'ldl_factor', 'ldl_factor_ex'}
 _check_args(globals(), _ARGS)

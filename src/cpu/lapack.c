@@ -1,6 +1,6 @@
 /* CPU kernels of the LAPACK-backed factorizations (include/ember/lapack.h):
  * LU, Cholesky, QR, Householder products, SVD, symmetric eigendecomposition,
- * least squares (LAPACKE, OpenBLAS's LAPACK) and triangular solves (BLAS
+ * LDL^T, least squares (LAPACKE, OpenBLAS's LAPACK) and triangular solves (BLAS
  * trsm), float32 and float64; the per-dtype bodies are lapack_impl.h.
  *
  * The op layer hands each kernel contiguous inputs and fresh contiguous
@@ -68,6 +68,8 @@ em_status cpu_linalg_svd(const em_call *c) { return RUN(run_svd, M * N); }
 em_status cpu_linalg_eigh(const em_call *c) { return RUN(run_eigh, N * N); }
 em_status cpu_linalg_lstsq(const em_call *c) { return RUN(run_lstsq, M * N + MAX(M, N) * c->i[3] + N); }
 em_status cpu_linalg_solve_triangular(const em_call *c) { return RUN(run_trsm, 0); }
+em_status cpu_linalg_ldl_factor_ex(const em_call *c) { return RUN(run_ldl, N * N); }
+em_status cpu_linalg_ldl_solve(const em_call *c) { return RUN(run_ldl_solve, M * M + M * N); }
 
 /* The permutation matrix P (m x m, c->dtype) of LAPACK's 1-based row swaps
  * `pivots` (k each, int32): A = P L U. in[0] = pivots, out[0] = P, i[0] = the

@@ -151,6 +151,29 @@ static int FN(lstsq)(T *x, T *res, int64_t *rank, T *sv, const T *a, const T *b,
     return info;
 }
 
+/* LDL^T of the symmetric a (n x n) from its lower triangle: ld (L and D, the
+ * upper triangle zeroed), LAPACK's pivots. `work` holds n * n. */
+static int FN(ldl)(T *ld, int32_t *piv, const T *a, int64_t n, T *work)
+{
+    FN(transpose)(work, n, a, n, n, n);
+    int info = LP(sytrf)(LAPACK_COL_MAJOR, 'L', (int)n, work, (int)n, piv);
+    FN(transpose)(ld, n, work, n, n, n);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = i + 1; j < n; j++) ld[i * n + j] = 0;
+    return info;
+}
+
+/* x (n x nrhs) = A^-1 b from ldl's ld and pivots. `work` holds n * n + n * nrhs. */
+static int FN(ldl_solve)(T *x, const T *ld, const int32_t *piv, const T *b, int64_t n, int64_t nrhs, T *work)
+{
+    T *wb = work + n * n;
+    FN(transpose)(work, n, ld, n, n, n);
+    FN(transpose)(wb, n, b, nrhs, n, nrhs);
+    int info = LP(sytrs)(LAPACK_COL_MAJOR, 'L', (int)n, (int)nrhs, work, (int)n, piv, wb, (int)n);
+    FN(transpose)(x, nrhs, wb, n, nrhs, n);
+    return info;
+}
+
 /* x = op(a)^-1 b (left) or b op(a)^-1 (right) for triangular a (n x n) and
  * b (rows x cols), in place in x (which holds b). BLAS trsm: no check for a
  * zero diagonal (the result then has inf/nan, as PyTorch). */
@@ -242,6 +265,25 @@ static em_status FN(run_lstsq)(const em_call *c, T *work)
         if (c->i[4] == EM_LSTSQ_GELS) rank[b] = info; /* gels has no rank: its info instead (> 0: rank deficient) */
         else if (info) return em_fail(EM_ERR_RUNTIME, "linalg.lstsq: the algorithm failed to converge (error code: %d)", info);
     }
+    return EM_OK;
+}
+
+static em_status FN(run_ldl)(const em_call *c, T *work)
+{
+    const int64_t n = N_;
+    for (int64_t b = 0; b < c->i[0]; b++)
+        INFO(2)[b] = FN(ldl)(OUT(0) + b * n * n, INFO(1) + b * n, IN(0) + b * n * n, n, work);
+    return EM_OK;
+}
+
+/* in = {LD, pivots, B (n x nrhs)}, out[0] = X; i[1] = n, i[2] = nrhs */
+static em_status FN(run_ldl_solve)(const em_call *c, T *work)
+{
+    const int64_t n = M_, nrhs = N_;
+    const int32_t *piv = (const int32_t *)em_tensor_data(c->in[1]);
+    for (int64_t b = 0; b < c->i[0]; b++)
+        if (FN(ldl_solve)(OUT(0) + b * n * nrhs, IN(0) + b * n * n, piv + b * n, IN(2) + b * n * nrhs, n, nrhs, work))
+            return em_fail(EM_ERR_RUNTIME, "linalg.ldl_solve: LAPACK failed");
     return EM_OK;
 }
 

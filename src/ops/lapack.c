@@ -314,6 +314,62 @@ em_status em_linalg_eigh(const em_tensor *A, bool upper, bool compute_v, em_tens
     return EM_OK;
 }
 
+/* ---- LDL ------------------------------------------------------------------ */
+em_status em_linalg_ldl_factor_ex(const em_tensor *A, em_tensor **LD, em_tensor **pivots, em_tensor **info)
+{
+    results_init(RESULTS(LD, pivots, info));
+    if (EM_NULL(A) || EM_NULL(LD) || EM_NULL(pivots) || EM_NULL(info)) return em_error_code();
+    if (check_matrix(A, "torch.linalg.ldl_factor_ex", "A", true)) return em_error_code();
+    const int nb = A->ndim - 2;
+    const int64_t n = A->sizes[nb];
+    *LD = batch_zeros(A, nb, 2, n, n, (em_dtype)A->dtype);
+    *pivots = batch_zeros(A, nb, 1, n, 0, EM_I32);
+    *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
+    em_call c = {.op = EM_OP_linalg_ldl_factor_ex, .nin = 1, .nout = 3, .dtype = (em_dtype)A->dtype, .in = {A},
+                 .out = {*LD, *pivots, *info}};
+    if (!*LD || !*pivots || !*info || run(&c, batch_count(A, nb), n, n)) return results_drop(RESULTS(LD, pivots, info));
+    return EM_OK;
+}
+
+em_tensor *em_linalg_ldl_solve(const em_tensor *LD, const em_tensor *pivots, const em_tensor *B)
+{
+    static const char op[] = "torch.linalg.ldl_solve";
+    if (EM_NULL(LD) || EM_NULL(pivots) || EM_NULL(B)) return NULL;
+    if (check_matrix(LD, op, "LD", true) || check_matrix(B, op, "B", false) || check_same_dtype(LD, B, op)) return NULL;
+    const int nb = LD->ndim - 2;
+    const int64_t n = LD->sizes[nb], nrhs = B->sizes[B->ndim - 1];
+    if (pivots->dtype != EM_I32 || pivots->ndim != LD->ndim - 1 || pivots->sizes[nb] != n)
+        return em_fail(EM_ERR_SHAPE, "%s: pivots must be an int32 tensor of shape LD.shape[:-1]", op), NULL;
+    for (int d = 0; d < nb; d++)
+        if (pivots->sizes[d] != LD->sizes[d])
+            return em_fail(EM_ERR_SHAPE, "%s: pivots must be an int32 tensor of shape LD.shape[:-1]", op), NULL;
+    if (B->sizes[B->ndim - 2] != n)
+        return em_fail(EM_ERR_SHAPE, "%s: Incompatible shapes of A and B for the equation AX = B (%lldx%lld and "
+                       "%lldx%lld)", op, (long long)n, (long long)n, (long long)B->sizes[B->ndim - 2],
+                       (long long)nrhs), NULL;
+    /* LAPACK reads every pivot as a row index: check them (a bad one would read out of bounds) */
+    em_tensor *piv = em_contiguous(pivots);
+    if (!piv) return NULL;
+    const int32_t *p = (const int32_t *)em_tensor_data(piv);
+    for (int64_t i = 0, cnt = em_shape_numel(piv->ndim, piv->sizes); i < cnt; i++)
+        if (p[i] == 0 || p[i] > n || p[i] < -n) {
+            em_release(piv);
+            return em_fail(EM_ERR_RUNTIME, "%s: pivot %d is out of range", op, p[i]), NULL;
+        }
+    /* B's batch dims must be LD's (broadcast to them) */
+    int64_t sb[EM_MAX_DIMS];
+    memcpy(sb, LD->sizes, nb * sizeof *sb);
+    sb[nb] = n, sb[nb + 1] = nrhs;
+    em_tensor *Be = em_expand(B, nb + 2, sb), *X = Be ? em_zeros(nb + 2, sb, (em_dtype)LD->dtype) : NULL;
+    em_call c = {.op = EM_OP_linalg_ldl_solve, .nin = 3, .nout = 1, .dtype = (em_dtype)LD->dtype,
+                 .in = {LD, piv, Be}, .out = {X}};
+    em_status st = X ? run(&c, batch_count(LD, nb), n, nrhs) : em_error_code();
+    em_release(piv);
+    em_release(Be);
+    if (st) em_release(X);
+    return st ? NULL : X;
+}
+
 /* ---- least squares -------------------------------------------------------- */
 em_status em_linalg_lstsq(const em_tensor *A, const em_tensor *B, double rcond, em_lstsq_driver driver,
                           em_tensor **X, em_tensor **residuals, em_tensor **rank, em_tensor **sv)

@@ -387,3 +387,15 @@ def test_out_arguments():
     check(lambda A, m: m.linalg.eigh(A + A.mT, out=(m.empty(3, dtype=m.float64), m.empty(3, 3, dtype=m.float64)))[0],
           A, atol=1e-9, rtol=1e-8)
     check_raises(lambda A, m: m.linalg.inv(A, out=3), A)
+
+
+@pytest.mark.parametrize('shape', [(4, 4), (2, 3, 3)])
+def test_ldl(shape):
+    A = sym(*shape)
+    check(lambda A, m: m.linalg.ldl_factor(A), A, atol=1e-9, rtol=1e-8)
+    check(lambda A, m: m.linalg.ldl_factor_ex(A), A, atol=1e-9, rtol=1e-8)
+    LD, piv = torch.linalg.ldl_factor(A)
+    B = rand(*shape[:-1], 2, dtype='float64', seed=3)
+    check(lambda LD, B, m: m.linalg.ldl_solve(LD, piv if m is torch else to_ember(piv), B), LD, B,
+          atol=1e-9, rtol=1e-8)
+    check_raises(lambda A, m: m.linalg.ldl_factor(A), rand(2, 3, dtype='float64'))
