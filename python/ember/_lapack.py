@@ -59,7 +59,7 @@ def _check_matrix(A, op, square=True, what='A'):
     if A.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor {what} must have at least 2 dimensions.")
     if not A.is_floating_point():
-        if A.dtype.is_complex if hasattr(A.dtype, 'is_complex') else False:
+        if getattr(A.dtype, 'is_complex', False):
             raise NotImplementedError(f"{op}: complex inputs are not supported yet (Ember's complex dtypes "
                                       "are not wired to LAPACK)")
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
@@ -73,12 +73,6 @@ def _scalar_name(dtype):
     return {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
             'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float', 'float64': 'Double'}.get(
         str(dtype).split('.')[-1], str(dtype))
-
-
-def _float_or_complex(A, op):
-    """Half precision has no LAPACK: PyTorch 1.13 names the kernel it lacks."""
-    if A.dtype in (_C.float16, _C.bfloat16):
-        raise RuntimeError(f'"{op}" not implemented for \'{_scalar_name(A.dtype)}\'')
 
 
 def _out(result, out):
@@ -205,7 +199,6 @@ def _lu_sign(pivots, dtype):
 
 def det(A, *, out=None):
     _check_matrix(A, 'linalg.det')
-    _float_or_complex(A, 'linalg.det')
     LU, piv, _ = _C._linalg_lu_factor_ex(A)
     return _out(LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A.dtype), out)
 
@@ -284,7 +277,8 @@ def inv_ex(A, *, check_errors=False, out=None):
 
 
 def _inv_message(i):
-    return f"The diagonal element {i} is zero, the inversion could not be completed because the input matrix is singular."
+    return (f"The diagonal element {i} is zero, the inversion could not be completed because the input matrix is "
+            "singular.")
 
 
 def inv(A, *, out=None):
@@ -672,19 +666,24 @@ del _f
 
 # PyTorch's argument types, checked as its parser does (a TypeError naming the argument).
 _ARGS = {
-    'lu_factor_ex': dict(A='Tensor', pivot='bool', check_errors='bool'), 'lu_factor': dict(A='Tensor', pivot='bool'), 'lu': dict(A='Tensor', pivot='bool'),
-    'lu_solve': dict(LU='Tensor', pivots='Tensor', B='Tensor', left='bool', adjoint='bool'), 'det': dict(A='Tensor'), 'slogdet': dict(A='Tensor'),
-    'logdet': dict(A='Tensor'), 'inv': dict(A='Tensor'), 'inv_ex': dict(A='Tensor', check_errors='bool'), 'matrix_exp': dict(A='Tensor'),
-    'solve_ex': dict(A='Tensor', B='Tensor', left='bool', check_errors='bool'), 'solve': dict(A='Tensor', B='Tensor', left='bool'),
+    'lu_factor_ex': dict(A='Tensor', pivot='bool', check_errors='bool'),
+    'lu_factor': dict(A='Tensor', pivot='bool'), 'lu': dict(A='Tensor', pivot='bool'),
+    'lu_solve': dict(LU='Tensor', pivots='Tensor', B='Tensor', left='bool', adjoint='bool'),
+    'det': dict(A='Tensor'), 'slogdet': dict(A='Tensor'), 'logdet': dict(A='Tensor'), 'inv': dict(A='Tensor'),
+    'inv_ex': dict(A='Tensor', check_errors='bool'), 'matrix_exp': dict(A='Tensor'),
+    'solve_ex': dict(A='Tensor', B='Tensor', left='bool', check_errors='bool'),
+    'solve': dict(A='Tensor', B='Tensor', left='bool'),
     'solve_triangular': dict(A='Tensor', B='Tensor', upper='bool', left='bool', unitriangular='bool'),
     'cholesky_ex': dict(A='Tensor', upper='bool', check_errors='bool'), 'cholesky': dict(A='Tensor', upper='bool'),
-    'cholesky_solve': dict(input='Tensor', input2='Tensor', upper='bool'), 'cholesky_inverse': dict(input='Tensor', upper='bool'),
-    'qr': dict(A='Tensor'), 'geqrf': dict(input='Tensor'), 'householder_product': dict(A='Tensor', tau='Tensor'),
-    'ormqr': dict(input='Tensor', tau='Tensor', other='Tensor', left='bool', transpose='bool'), 'svd': dict(A='Tensor', full_matrices='bool'),
-    'svdvals': dict(A='Tensor'), 'eigh': dict(A='Tensor'), 'eigvalsh': dict(A='Tensor'), 'lstsq': dict(A='Tensor', B='Tensor', rcond='float?'),
-    'pinv': dict(A='Tensor', hermitian='bool'), 'matrix_rank': dict(A='Tensor', hermitian='bool'), 'cond': dict(A='Tensor'),
-    'tensorinv': dict(A='Tensor', ind='int'), 'tensorsolve': dict(A='Tensor', B='Tensor'), 'vander': dict(x='Tensor'),
-    'ldl_factor_ex': dict(A='Tensor', hermitian='bool', check_errors='bool'),
+    'cholesky_solve': dict(input='Tensor', input2='Tensor', upper='bool'),
+    'cholesky_inverse': dict(input='Tensor', upper='bool'), 'qr': dict(A='Tensor'), 'geqrf': dict(input='Tensor'),
+    'householder_product': dict(A='Tensor', tau='Tensor'),
+    'ormqr': dict(input='Tensor', tau='Tensor', other='Tensor', left='bool', transpose='bool'),
+    'svd': dict(A='Tensor', full_matrices='bool'), 'svdvals': dict(A='Tensor'), 'eigh': dict(A='Tensor'),
+    'eigvalsh': dict(A='Tensor'), 'lstsq': dict(A='Tensor', B='Tensor', rcond='float?'),
+    'pinv': dict(A='Tensor', hermitian='bool'), 'matrix_rank': dict(A='Tensor', hermitian='bool'),
+    'cond': dict(A='Tensor'), 'tensorinv': dict(A='Tensor', ind='int'), 'tensorsolve': dict(A='Tensor', B='Tensor'),
+    'vander': dict(x='Tensor'), 'ldl_factor_ex': dict(A='Tensor', hermitian='bool', check_errors='bool'),
     'ldl_factor': dict(A='Tensor', hermitian='bool'),
     'ldl_solve': dict(LD='Tensor', pivots='Tensor', B='Tensor', hermitian='bool'),
 }

@@ -170,12 +170,15 @@ def pca_lowrank(A, q=None, center=True, niter=2):
 
 
 _ARGS = {
-    'slogdet': dict(input='Tensor'), 'cholesky': dict(input='Tensor', upper='bool'), 'qr': dict(input='Tensor', some='bool'),
-    'svd': dict(input='Tensor', some='bool', compute_uv='bool'), 'symeig': dict(input='Tensor', eigenvectors='bool', upper='bool'),
-    'lu': dict(A='Tensor', pivot='bool', get_infos='bool'), 'lu_solve': dict(b='Tensor', LU_data='Tensor', LU_pivots='Tensor'),
+    'slogdet': dict(input='Tensor'), 'cholesky': dict(input='Tensor', upper='bool'),
+    'qr': dict(input='Tensor', some='bool'), 'svd': dict(input='Tensor', some='bool', compute_uv='bool'),
+    'symeig': dict(input='Tensor', eigenvectors='bool', upper='bool'),
+    'lu': dict(A='Tensor', pivot='bool', get_infos='bool'),
+    'lu_solve': dict(b='Tensor', LU_data='Tensor', LU_pivots='Tensor'),
     'lu_unpack': dict(LU_data='Tensor', LU_pivots='Tensor', unpack_data='bool', unpack_pivots='bool'),
-    'triangular_solve': dict(b='Tensor', A='Tensor', upper='bool', transpose='bool', unitriangular='bool'), 'pinverse': dict(input='Tensor', rcond='float'),
-    'nuclear_norm': dict(input='Tensor', keepdim='bool'), 'orgqr': dict(input='Tensor', tau='Tensor'),
+    'triangular_solve': dict(b='Tensor', A='Tensor', upper='bool', transpose='bool', unitriangular='bool'),
+    'pinverse': dict(input='Tensor', rcond='float'), 'nuclear_norm': dict(input='Tensor', keepdim='bool'),
+    'orgqr': dict(input='Tensor', tau='Tensor'),
 }
 L._check_args(globals(), _ARGS)
 

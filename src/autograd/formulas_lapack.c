@@ -70,7 +70,8 @@ EM_BACKWARD(linalg_lu_factor_ex, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
     if (!piv || a.failed) DONE();
     em_tensor *L = X(em_add(X(em_tril(LU, -1)), X(em_eye(m, m, (em_dtype)LU->dtype)), 1));
     em_tensor *U = X(em_triu(LU, 0));
-    em_tensor *M = X(em_add(X(em_tril(MM(T_(L), X(em_tril(G, -1))), -1)), X(em_triu(MM(X(em_triu(G, 0)), T_(U)), 0)), 1));
+    em_tensor *lower = X(em_tril(MM(T_(L), X(em_tril(G, -1))), -1));
+    em_tensor *M = X(em_add(lower, X(em_triu(MM(X(em_triu(G, 0)), T_(U)), 0)), 1));
     em_tensor *R = TRSV(T_(LU), TRSV(T_(LU), M, true, true, true), false, false, false);
     em_tensor *P = X(em_lu_pivots_to_permutation(piv, m, (em_dtype)LU->dtype));
     GRAD(0, MM(P, R));

@@ -263,7 +263,8 @@ static em_status FN(run_lstsq)(const em_call *c, T *work)
         int info = FN(lstsq)(OUT(0) + b * n * nrhs, OUT(1) + b * nrhs, rank + b, OUT(3) + b * k, IN(0) + b * m * n,
                              IN(1) + b * m * nrhs, m, n, nrhs, (int)c->i[4], c->f[0], work);
         if (c->i[4] == EM_LSTSQ_GELS) rank[b] = info; /* gels has no rank: its info instead (> 0: rank deficient) */
-        else if (info) return em_fail(EM_ERR_RUNTIME, "linalg.lstsq: the algorithm failed to converge (error code: %d)", info);
+        else if (info)
+            return em_fail(EM_ERR_RUNTIME, "linalg.lstsq: the algorithm failed to converge (error code: %d)", info);
     }
     return EM_OK;
 }

@@ -12,11 +12,10 @@ static em_status check_matrix(const em_tensor *A, const char *op, const char *wh
 {
     if (A->ndim < 2)
         return em_fail(EM_ERR_SHAPE, "%s: The input tensor %s must have at least 2 dimensions.", op, what);
-    if (A->dtype != EM_F32 && A->dtype != EM_F64)
-        return em_fail(em_dtype_is_float((em_dtype)A->dtype) ? EM_ERR_NOT_IMPLEMENTED : EM_ERR_DTYPE,
-                       em_dtype_is_float((em_dtype)A->dtype)
-                           ? "%s: not implemented for '%s' (LAPACK computes in float32 or float64)"
-                           : "%s: Expected a floating point or complex tensor as input. Got %s",
+    if (A->dtype != EM_F32 && A->dtype != EM_F64) /* float16/bfloat16: LAPACK has no such routines */
+        return em_fail(EM_ERR_DTYPE, em_dtype_is_float((em_dtype)A->dtype)
+                                         ? "%s: Low precision dtypes not supported. Got %s"
+                                         : "%s: Expected a floating point or complex tensor as input. Got %s",
                        op, em_dtype_scalar_name((em_dtype)A->dtype));
     const int64_t m = A->sizes[A->ndim - 2], n = A->sizes[A->ndim - 1];
     if (square && m != n)
@@ -120,7 +119,9 @@ em_tensor *em_lu_pivots_to_permutation(const em_tensor *pivots, int64_t m, em_dt
         return em_fail(EM_ERR_DTYPE, "lu_unpack: the permutation's dtype must be float32 or float64"), NULL;
     const int nb = pivots->ndim - 1;
     const int64_t k = pivots->sizes[nb];
-    if (m < k) return em_fail(EM_ERR_SHAPE, "lu_unpack: %lld pivots for matrices of %lld rows", (long long)k, (long long)m), NULL;
+    if (m < k)
+        return em_fail(EM_ERR_SHAPE, "lu_unpack: %lld pivots for matrices of %lld rows", (long long)k, (long long)m),
+               NULL;
     em_tensor *piv = em_contiguous(pivots);
     if (!piv) return NULL;
     const int32_t *p = (const int32_t *)em_tensor_data(piv);

@@ -233,7 +233,8 @@ GRADCHECKS = {
     'cholesky_inverse': (lambda L: ember.cholesky_inverse(L.tril()), lambda: [torch.linalg.cholesky(spd(3, 3))]),
     'qr_tall': (lambda A: ember.linalg.qr(A), lambda: [rand(4, 3, dtype='float64', seed=1)]),
     'qr_wide': (lambda A: ember.linalg.qr(A), lambda: [rand(2, 4, dtype='float64', seed=1)]),
-    'svd': (lambda A: [r.abs() for r in ember.linalg.svd(A, full_matrices=False)], lambda: [rand(4, 3, dtype='float64')]),
+    'svd': (lambda A: [r.abs() for r in ember.linalg.svd(A, full_matrices=False)],
+            lambda: [rand(4, 3, dtype='float64')]),
     'svd_wide': (lambda A: [r.abs() for r in ember.linalg.svd(A, full_matrices=False)],
                  lambda: [rand(2, 4, dtype='float64')]),
     'svdvals': (lambda A: ember.linalg.svdvals(A), lambda: [rand(3, 4, dtype='float64')]),
@@ -399,3 +400,8 @@ def test_ldl(shape):
     check(lambda LD, B, m: m.linalg.ldl_solve(LD, piv if m is torch else to_ember(piv), B), LD, B,
           atol=1e-9, rtol=1e-8)
     check_raises(lambda A, m: m.linalg.ldl_factor(A), rand(2, 3, dtype='float64'))
+
+
+@pytest.mark.parametrize('name', ['inv', 'det', 'cholesky', 'svd', 'eigh', 'qr'])
+def test_half_precision_refused(name):
+    check_raises(lambda A, m: getattr(m.linalg, name)(A), torch.eye(2, dtype=torch.float16))
