@@ -114,7 +114,8 @@ VALUES = {
     "int": "1", "int64_t": "1", "uint64_t": "1", "size_t": "16", "double": "1.0",
     "_Bool": "0", "em_dtype": "EM_F32", "em_device": "EM_DEVICE_CPU", "em_status": "EM_ERR_VALUE",
 }
-ENUMS = {"em_reduction", "em_pad_mode", "em_grid_mode", "em_grid_padding", "em_rnn_mode", "em_optimizer"}
+ENUMS = {"em_reduction", "em_pad_mode", "em_grid_mode", "em_grid_padding", "em_rnn_mode", "em_optimizer",
+         "em_qr_mode", "em_lstsq_driver"}
 FUNC_PTR_TYPEDEFS = {"em_grad_hook_fn", "em_post_accumulate_hook_fn", "em_write_fn"}
 
 # ---- what a failed call returns, by return type -------------------------

@@ -5,6 +5,7 @@
 #include "ops.h"
 #include "reduce.h"
 #include "linalg.h"
+#include "lapack.h"
 #include "index.h"
 #include "sort.h"
 #include "shape.h"

@@ -256,5 +256,11 @@ def install(namespace):
     for name, prop in PROPERTIES.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, prop)
+    from . import _lapack_top
+    for name, fn in _lapack_top.FUNCTIONS.items():
+        namespace.setdefault(name, fn)
+    for name, fn in _lapack_top.METHODS.items():
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, fn)
     for name in ('clamp_min_', 'clamp_max_', 'as_strided_', 'resize_as_', 'detach_', 'ldexp_'):
         namespace.setdefault(name, METHODS[name])

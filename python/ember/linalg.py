@@ -1,16 +1,23 @@
-"""ember.linalg: the part of torch.linalg that Ember's ops express (norms,
-products, cross, matrix_power by squaring). The factorizations (det, inv,
-solve, qr, svd, eig, cholesky, lstsq, ...) need LAPACK-backed ops with
-backward formulas that Ember does not have yet: they raise NotImplementedError
-saying so, rather than being missing names."""
+"""ember.linalg: torch.linalg. Norms, products, cross and matrix_power are here; the
+LAPACK-backed factorizations and what is built on them (det, inv, solve, qr, svd, eigh,
+cholesky, lu, lstsq, pinv, matrix_exp, ...) are in ember._lapack. eig and eigvals (complex
+results) raise NotImplementedError."""
 import builtins
 
 from . import _C
 from ._argcheck import accepts
 from ._functions import cross as _cross
+from . import _lapack
+from ._lapack import (LinAlgError, det, slogdet, inv, inv_ex, solve, solve_ex, solve_triangular, cholesky,  # noqa: F401
+                      cholesky_ex, qr, svd, svdvals, eigh, eigvalsh, eig, eigvals, lu_factor, lu_factor_ex, lu,
+                      lu_solve, lstsq, pinv, matrix_rank, matrix_exp, cond, tensorinv, tensorsolve, vander,
+                      householder_product, ldl_factor, ldl_factor_ex, ldl_solve)
 
 __all__ = ['vector_norm', 'matrix_norm', 'norm', 'cross', 'matmul', 'multi_dot', 'diagonal', 'vecdot',
-           'matrix_power']
+           'matrix_power', 'LinAlgError', 'det', 'slogdet', 'inv', 'inv_ex', 'solve', 'solve_ex', 'solve_triangular',
+           'cholesky', 'cholesky_ex', 'qr', 'svd', 'svdvals', 'eigh', 'eigvalsh', 'eig', 'eigvals', 'lu_factor',
+           'lu_factor_ex', 'lu', 'lu_solve', 'lstsq', 'pinv', 'matrix_rank', 'matrix_exp', 'cond', 'tensorinv',
+           'tensorsolve', 'vander', 'householder_product', 'ldl_factor', 'ldl_factor_ex', 'ldl_solve']
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -24,8 +31,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    """'fro', or the induced norms 1, -1, inf, -inf (max/min column or row sums of |A|) over the
-    two dims; 'nuc', 2 and -2 need singular values (not implemented)."""
+    """'fro', the induced norms 1, -1, inf, -inf (max/min column or row sums of |A|) over the
+    two dims, or 'nuc', 2, -2 from the singular values."""
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if dtype is not None:
@@ -34,8 +41,7 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == 'fro':
         result = A.norm(2, dim=(rows, cols), keepdim=keepdim)
     elif ord in ('nuc', 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm(ord={ord!r}) needs singular values: not implemented in "
-                                  "Ember yet")
+        result = _lapack.singular_value_norm(A, ord, dim, keepdim)
     elif ord in (1, -1, float('inf'), float('-inf')):
         summed, other = (rows, cols) if ord in (1, -1) else (cols, rows)
         sums = _C.abs(A).sum(summed, keepdim=True)
@@ -99,13 +105,12 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 @accepts(A='Tensor', n='int')
 def matrix_power(A, n, *, out=None):
-    """A^n for n >= 0 by repeated squaring (A^0 the identity); negative n needs an inverse."""
+    """A^n by repeated squaring (A^0 the identity; inv(A)^-n for negative n)."""
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they are {} by {} "
                            "matrices".format(A.shape[-2] if A.dim() >= 2 else 1, A.shape[-1]))
     if n < 0:
-        raise NotImplementedError("linalg.matrix_power with a negative exponent needs a matrix inverse: not "
-                                  "implemented in Ember yet")
+        A, n = inv(A), -n
     result, base = None, A
     while n:
         if n & 1:
@@ -116,20 +121,3 @@ def matrix_power(A, n, *, out=None):
     if result is None:
         result = _C.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).contiguous()
     return result if out is None else out.resize_(result.shape).copy_(result)
-
-
-def _needs_lapack(name):
-    def missing(*args, **kwargs):
-        raise NotImplementedError(f"ember.linalg.{name} is not implemented yet: Ember has no LAPACK-backed "
-                                  "factorizations (with backward formulas) so far")
-    missing.__name__ = name
-    missing.__ember_not_implemented__ = True  # counted as missing by tools/api_coverage.py
-    return missing
-
-
-for _name in ('det', 'slogdet', 'inv', 'inv_ex', 'solve', 'solve_ex', 'lstsq', 'cholesky', 'cholesky_ex', 'qr',
-              'eig', 'eigvals', 'eigh', 'eigvalsh', 'svd', 'svdvals', 'matrix_rank', 'pinv', 'matrix_exp', 'cond',
-              'lu', 'lu_factor', 'lu_factor_ex', 'lu_solve', 'tensorinv', 'tensorsolve', 'householder_product',
-              'ldl_factor', 'ldl_factor_ex', 'ldl_solve', 'solve_triangular'):
-    globals()[_name] = _needs_lapack(_name)
-del _name

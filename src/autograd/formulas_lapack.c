@@ -1,0 +1,200 @@
+/* Backward formulas of the factorizations (include/ember/lapack.h), real
+ * case, written with Ember ops (triangular solves instead of inverses), so
+ * that they can be differentiated again. Notation: A the input, G the
+ * incoming gradients, ^T a transpose of the last two dims. Each formula is
+ * the adjoint of the factorization's differential; see e.g. Seeger et al.,
+ * "Auto-differentiating linear algebra" (2017), and Walter & Lehmann,
+ * "Algorithmic differentiation of linear algebra functions" (2018). */
+#include "autograd.h"
+#include "ember/ember.h"
+
+#define T_(t) X(em_transpose((t), -2, -1))
+#define MM(x, y) X(em_matmul((x), (y)))
+#define TRSV(A, B, upper, left, unit) X(em_linalg_solve_triangular((A), (B), (upper), (left), (unit)))
+#define SCALAR(v) X(em_scalar_float(v))
+
+/* Saved output k, with history under create_graph (released with the arena). */
+#define OUTPUT(k) X(em_node_unpack_output(n, (k)))
+
+/* ---- triangular solve: X = A^-1 B (left) or B A^-1 (right) ----------------
+ * gB = A^-T G (solved the same side), gA = -gB X^T (left) or -X^T gB
+ * (right), kept on A's triangle (without the diagonal when unitriangular). */
+EM_BACKWARD(linalg_solve_triangular, EM_SAVE_IN(0) | EM_SAVE_OUT(0))
+{
+    em_arena a = {0};
+    const bool upper = n->call.i[4], left = n->call.i[5], unit = n->call.i[6];
+    const em_tensor *A = em_node_input(n, 0);
+    em_tensor *Xo = OUTPUT(0);
+    if (!A || a.failed) DONE();
+    em_tensor *gB = TRSV(T_(A), G, !upper, left, unit);
+    GRAD(1, gB);
+    if (em_node_needs_grad(n, 0)) {
+        em_tensor *gA = X(em_neg(left ? MM(gB, T_(Xo)) : MM(T_(Xo), gB)));
+        GRAD(0, upper ? X(em_triu(gA, unit)) : X(em_tril(gA, -unit)));
+    }
+    DONE();
+}
+
+/* ---- Cholesky: A = L L^T ---------------------------------------------------
+ * gA = L^-T phi(L^T gL) L^-1, phi keeping the lower triangle with half the
+ * diagonal, then symmetrized (A is symmetric). U = L^T for upper. */
+EM_BACKWARD(linalg_cholesky_ex, EM_SAVE_OUT(0))
+{
+    em_arena a = {0};
+    const bool upper = n->call.i[3];
+    em_tensor *L = OUTPUT(0);
+    if (a.failed) DONE();
+    em_tensor *gL = G;
+    if (upper) L = T_(L), gL = T_(gL);
+    em_tensor *phi = X(em_tril(MM(T_(L), gL), 0));
+    phi = X(em_sub(phi, X(em_diag_embed(X(em_diagonal(phi, 0, -2, -1)), 0, -2, -1)), 0.5));
+    em_tensor *gA = TRSV(L, TRSV(T_(L), phi, true, true, false), false, false, false);
+    GRAD(0, X(em_mul(X(em_add(gA, T_(gA), 1)), SCALAR(0.5))));
+    DONE();
+}
+
+/* ---- LU: A = P L U (square A) ---------------------------------------------
+ * With gL, gU the strictly lower and upper parts of G:
+ * gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T. The packed LU serves
+ * as L^T (unit upper) and U^T (lower) in the solves. */
+EM_BACKWARD(linalg_lu_factor_ex, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
+{
+    em_arena a = {0};
+    const em_geometry *in = &n->in_geom[0];
+    if (in->sizes[in->ndim - 2] != in->sizes[in->ndim - 1])
+        return em_fail(EM_ERR_NOT_IMPLEMENTED, "linalg.lu_factor: the gradient of the LU decomposition of "
+                       "non-square matrices is not implemented in Ember yet");
+    const int64_t m = in->sizes[in->ndim - 1];
+    em_tensor *LU = OUTPUT(0);
+    const em_tensor *piv = em_node_output(n, 1);
+    if (!piv || a.failed) DONE();
+    em_tensor *L = X(em_add(X(em_tril(LU, -1)), X(em_eye(m, m, (em_dtype)LU->dtype)), 1));
+    em_tensor *U = X(em_triu(LU, 0));
+    em_tensor *lower = X(em_tril(MM(T_(L), X(em_tril(G, -1))), -1));
+    em_tensor *M = X(em_add(lower, X(em_triu(MM(X(em_triu(G, 0)), T_(U)), 0)), 1));
+    em_tensor *R = TRSV(T_(LU), TRSV(T_(LU), M, true, true, true), false, false, false);
+    em_tensor *P = X(em_lu_pivots_to_permutation(piv, m, (em_dtype)LU->dtype));
+    GRAD(0, MM(P, R));
+    DONE();
+}
+
+/* ---- QR: A = Q R -----------------------------------------------------------
+ * m >= n: gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
+ * copyltu(M) the symmetric matrix of M's lower triangle. m < n: A = [X | Y],
+ * R = [U | V]; X's gradient is the square case's with gQ + Y gV^T, Y's is Q gV. */
+static em_tensor *qr_tall(const em_tensor *Q, const em_tensor *R, em_tensor *gQ, em_tensor *gR)
+{
+    em_arena a = {0};
+    em_tensor *M = X(em_sub(MM(R, T_(gR)), MM(T_(gQ), Q), 1));
+    em_tensor *sym = X(em_add(X(em_tril(M, 0)), T_(X(em_tril(M, -1))), 1));
+    em_tensor *b = X(em_add(gQ, MM(Q, sym), 1));
+    em_tensor *r = em_arena_result(&a, TRSV(T_(R), b, false, false, false));
+    em_arena_end(&a);
+    return r;
+}
+
+EM_BACKWARD(linalg_qr, EM_SAVE_INPUTS | EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
+{
+    em_arena a = {0};
+    const em_geometry *in = &n->in_geom[0];
+    const int64_t m = in->sizes[in->ndim - 2], ncol = in->sizes[in->ndim - 1];
+    if (n->call.i[5] == EM_QR_R)
+        return em_fail(EM_ERR_RUNTIME, "The derivative of linalg.qr depends on Q, which is not computed when "
+                       "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+                       "linalg.qr.");
+    if (n->call.i[5] == EM_QR_COMPLETE && m > ncol)
+        return em_fail(EM_ERR_RUNTIME, "The QR decomposition is not differentiable when mode='complete' and "
+                       "nrows > ncols.");
+    em_tensor *Q = OUTPUT(0), *R = OUTPUT(1);
+    if (a.failed) DONE();
+    if (m >= ncol) {
+        GRAD(0, X(qr_tall(Q, R, go[0], go[1])));
+        DONE();
+    }
+    const em_tensor *A = em_node_input(n, 0);
+    if (!A) DONE();
+    em_tensor *Y = X(em_narrow(A, -1, m, ncol - m)), *U = X(em_narrow(R, -1, 0, m));
+    em_tensor *gU = X(em_narrow(go[1], -1, 0, m)), *gV = X(em_narrow(go[1], -1, m, ncol - m));
+    em_tensor *gX = X(qr_tall(Q, U, X(em_add(go[0], MM(Y, T_(gV)), 1)), gU));
+    em_tensor *gY = MM(Q, gV);
+    GRAD(0, X(em_cat(2, (const em_tensor *[]){gX, gY}, -1)));
+    DONE();
+}
+
+/* ---- SVD: A = U diag(S) V^T (k = min(m, n) columns kept) ------------------
+ * With E_ij = S_j^2 - S_i^2 (1 on the diagonal) and skew(X) = X - X^T:
+ * gA = U [ (skew(U^T gU) / E) S + S (skew(V^T gV) / E) + diag(gS) ] V^T
+ *      + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)
+ * (the last two terms only when m > k, resp. n > k). */
+static em_tensor *skew_over(em_tensor *W, em_tensor *E)
+{
+    em_arena a = {0};
+    em_tensor *r = em_arena_result(&a, X(em_div(X(em_sub(W, T_(W), 1)), E)));
+    em_arena_end(&a);
+    return r;
+}
+
+/* (gU - U (U^T gU)) S^-1: the part of gU off U's span, over S (by columns). */
+static em_tensor *off_span(em_tensor *U, em_tensor *gU, em_tensor *UgU, em_tensor *Srow)
+{
+    em_arena a = {0};
+    em_tensor *r = em_arena_result(&a, X(em_div(X(em_sub(gU, MM(U, UgU), 1)), Srow)));
+    em_arena_end(&a);
+    return r;
+}
+
+/* The bracket of the formula above, k x k. */
+static em_tensor *svd_inner(em_tensor *S, em_tensor *gS, em_tensor *UgU, em_tensor *VgV)
+{
+    em_arena a = {0};
+    const int64_t k = S->sizes[S->ndim - 1];
+    em_tensor *S2 = X(em_mul(S, S)), *Srow = X(em_unsqueeze(S, -2)), *Scol = X(em_unsqueeze(S, -1));
+    em_tensor *E = X(em_sub(X(em_unsqueeze(S2, -2)), X(em_unsqueeze(S2, -1)), 1));
+    E = X(em_add(E, X(em_eye(k, k, (em_dtype)S->dtype)), 1));
+    em_tensor *inner = X(em_add(X(em_mul(X(skew_over(UgU, E)), Srow)), X(em_mul(Scol, X(skew_over(VgV, E)))), 1));
+    em_tensor *r = em_arena_result(&a, X(em_add(inner, X(em_diag_embed(gS, 0, -2, -1)), 1)));
+    em_arena_end(&a);
+    return r;
+}
+
+EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
+{
+    em_arena a = {0};
+    if (!n->call.i[4])
+        return em_fail(EM_ERR_RUNTIME, "linalg.svd: the gradient needs the singular vectors: call it with "
+                       "compute_uv=True");
+    const em_geometry *in = &n->in_geom[0];
+    const int64_t m = in->sizes[in->ndim - 2], nc = in->sizes[in->ndim - 1], k = m < nc ? m : nc;
+    em_tensor *U = X(em_narrow(OUTPUT(0), -1, 0, k)), *S = OUTPUT(1), *V = T_(X(em_narrow(OUTPUT(2), -2, 0, k)));
+    em_tensor *gU = X(em_narrow(go[0], -1, 0, k)), *gS = go[1], *gV = T_(X(em_narrow(go[2], -2, 0, k)));
+    if (a.failed) DONE();
+    em_tensor *UgU = MM(T_(U), gU), *VgV = MM(T_(V), gV), *Srow = X(em_unsqueeze(S, -2));
+    em_tensor *gA = MM(MM(U, X(svd_inner(S, gS, UgU, VgV))), T_(V));
+    if (m > k) gA = X(em_add(gA, MM(X(off_span(U, gU, UgU, Srow)), T_(V)), 1));
+    if (nc > k) gA = X(em_add(gA, MM(U, T_(X(off_span(V, gV, VgV, Srow)))), 1));
+    GRAD(0, gA);
+    DONE();
+}
+
+/* ---- eigh: A = Q diag(L) Q^T -----------------------------------------------
+ * gA = Q (diag(gL) + (Q^T gQ) / E) Q^T with E_ij = L_j - L_i (off the
+ * diagonal; the diagonal of the quotient is dropped), symmetrized as
+ * PyTorch's (A is symmetric). */
+EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
+{
+    em_arena a = {0};
+    if (!n->call.i[4])
+        return em_fail(EM_ERR_RUNTIME, "linalg.eigh: the gradient needs the eigenvectors: call it with "
+                       "compute_v=True (linalg.eigh rather than linalg.eigvalsh)");
+    em_tensor *L = OUTPUT(0), *Q = OUTPUT(1);
+    if (a.failed) DONE();
+    const int64_t k = L->sizes[L->ndim - 1];
+    em_tensor *eye = X(em_eye(k, k, (em_dtype)L->dtype));
+    em_tensor *E = X(em_add(X(em_sub(X(em_unsqueeze(L, -2)), X(em_unsqueeze(L, -1)), 1)), eye, 1));
+    em_tensor *W = X(em_div(MM(T_(Q), go[1]), E));
+    W = X(em_sub(W, X(em_mul(W, eye)), 1));
+    W = X(em_add(W, X(em_diag_embed(go[0], 0, -2, -1)), 1));
+    em_tensor *gA = MM(MM(Q, W), T_(Q));
+    GRAD(0, X(em_mul(X(em_add(gA, T_(gA), 1)), SCALAR(0.5))));
+    DONE();
+}
