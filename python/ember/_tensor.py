@@ -73,8 +73,18 @@ class Tensor(_C.TensorBase):
 
     def storage(self):
         """This tensor's storage seen as elements of its dtype (a TypedStorage)."""
-        from ._storage import TypedStorage, untyped_storage
-        return TypedStorage(untyped_storage(self), self.dtype)
+        from ._storage import typed_storage
+        return typed_storage(self)
+
+    def storage_type(self):
+        """The legacy storage class of this tensor's dtype (ember.FloatStorage...)."""
+        from ._storage import legacy_class
+        return legacy_class(self.dtype)
+
+    def set_(self, source=None, storage_offset=0, size=None, stride=None):
+        """Makes this tensor view source (a tensor, or a storage with offset, size and stride)."""
+        from ._storage import tensor_set_
+        return tensor_set_(self, source, storage_offset, size, stride)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor w.r.t. graph leaves (see ember.autograd.backward)."""

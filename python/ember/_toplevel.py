@@ -13,6 +13,7 @@ for _module, _names in (('._memory_format', ('memory_format', 'layout', 'contigu
                                              'channels_last_3d', 'preserve_format', 'legacy_contiguous_format',
                                              'strided')),
                         ('._legacy', ('set_default_tensor_type',)),
+                        ('._storage', ('StorageBase', 'UntypedStorage', 'TypedStorage', 'from_file')),
                         ('.amp', ('autocast',))):  # the autocast state functions are _C's
     _FROM.update(dict.fromkeys(_names, _module))
 del _module, _names
@@ -135,6 +136,9 @@ def lookup(name):
     from ._legacy import TYPES
     if name in TYPES:
         return TYPES[name]
+    from ._storage import LEGACY
+    if name in LEGACY or name == 'Storage':
+        return LEGACY.get(name, LEGACY['FloatStorage'])  # torch 1.13's Storage is FloatStorage
     value = globals().get(name)
     if value is None or name.startswith('_') or name in ('lookup', 'math', 'warnings'):
         raise AttributeError(f"module 'ember' has no attribute '{name}'")
