@@ -6,6 +6,30 @@ from . import _storage  # noqa: F401 (registers how devices pickle)
 class Tensor(_C.TensorBase):
     """A multi-dimensional array with autograd, over Ember's C tensor."""
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from .overrides import install
+        install(cls)  # a subclass that overrides __torch_function__ gets dispatching methods
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default: runs func with dispatch off and returns its tensors as cls (ember.overrides)."""
+        from .overrides import DisableTorchFunction, convert, get_default_nowrap_functions
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunction():
+            ret = func(*args, **(kwargs or {}))
+            return ret if func in get_default_nowrap_functions() else convert(ret, cls)
+
+    def as_subclass(self, cls):
+        """This tensor as an instance of the Tensor subclass cls: same memory, and still part of the
+        autograd graph (a view of self)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f'as_subclass: cls must be a subclass of ember.Tensor, got {cls!r}')
+        view = _C.TensorBase.view_as(self, self)
+        view.__class__ = cls
+        return view
+
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import _str
         return _str(self, tensor_contents=tensor_contents)

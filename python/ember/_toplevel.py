@@ -13,6 +13,7 @@ for _module, _names in (('._memory_format', ('memory_format', 'layout', 'contigu
                                              'channels_last_3d', 'preserve_format', 'legacy_contiguous_format',
                                              'strided')),
                         ('._legacy', ('set_default_tensor_type',)),
+                        ('.overrides', ('DisableTorchFunction',)),
                         ('._storage', ('StorageBase', 'UntypedStorage', 'TypedStorage', 'from_file')),
                         ('.amp', ('autocast',))):  # the autocast state functions are _C's
     _FROM.update(dict.fromkeys(_names, _module))
