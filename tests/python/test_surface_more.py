@@ -50,3 +50,71 @@ def test_functional_helpers_match_torch():
         fn = lib.boolean_dispatch('flag', 1, False, yes, no, 'm', 'pick')
         assert (fn(1), fn(1, True), fn(1, flag=True), fn.__name__, fn.__module__, fn.__doc__, no.__doc__) == \
             (('no', 1), ('yes', 1), ('yes', 1), 'pick', 'm', 'doc', 'doc')
+
+
+def _members(enum_type):
+    return list(enum_type.__members__)
+
+
+def test_autograd_and_profiler_enums_match_torch():
+    A, TA = ember.autograd, torch.autograd
+    assert _members(A.DeviceType) == _members(TA.DeviceType)
+    assert [A.DeviceType[n].value for n in _members(A.DeviceType)] == [int(TA.DeviceType.__members__[n])
+                                                                       for n in _members(TA.DeviceType)]
+    assert _members(A.ProfilerState) == _members(TA.ProfilerState)
+    assert _members(A.ProfilerActivity) == _members(TA.ProfilerActivity)
+    assert A.ProfilerActivity is ember.profiler.ProfilerActivity
+    assert _members(ember.profiler.RecordScope) == _members(torch.profiler.RecordScope)
+    assert A.kineto_available() is False and ember.profiler.kineto_available() is False
+    assert A.has_torch_function is ember.overrides.has_torch_function
+    assert A.is_tensor_like(ember.ones(1)) and not A.is_tensor_like([1])
+    assert A.handle_torch_function is ember.overrides.handle_torch_function
+    assert ember.profiler.profile().__class__ is not None
+
+
+def test_legacy_profiler_events():
+    A = ember.autograd
+    with pytest.raises(TypeError):
+        A.ProfilerConfig('CPU', False, False, False, False, False)
+    config = A.ProfilerConfig(A.ProfilerState.CPU, True, False, False, False, False, None)
+    A._enable_profiler_legacy(config)
+    with pytest.raises(RuntimeError):
+        A._enable_profiler_legacy(config)
+    x = ember.ones(3, requires_grad=True)
+    with ember.profiler.record_function('mine'):
+        (x * 2).sum().backward()
+    (events,) = A._disable_profiler_legacy()
+    with pytest.raises(RuntimeError):
+        A._disable_profiler_legacy()
+    assert all(isinstance(e, A.ProfilerEvent) for e in events)
+    pushes = [e for e in events if e.kind() == 'push']
+    assert len(pushes) * 2 == len(events)
+    names = [e.name() for e in pushes]
+    assert 'mul' in names and 'SumBackward0' in names and 'mine' in names
+    scopes = {e.name(): e.scope() for e in pushes}
+    assert scopes['mul'] == ember.profiler.RecordScope.FUNCTION.value
+    assert scopes['SumBackward0'] == ember.profiler.RecordScope.BACKWARD_FUNCTION.value
+    assert scopes['mine'] == ember.profiler.RecordScope.USER_SCOPE.value
+    mul = next(e for e in pushes if e.name() == 'mul')
+    end = next(e for e in events if e.kind() == 'pop' and e.handle() == mul.handle())
+    assert mul.shapes() == [[3], []] and mul.cpu_elapsed_us(end) >= 0 and mul.device() == 0
+    assert not mul.has_cuda() and mul.thread_id() == end.thread_id()
+
+
+def test_execution_graph_observer(tmp_path):
+    import json
+    o = ember.profiler.ExecutionGraphObserver()
+    with pytest.raises(RuntimeError):
+        o.get_output_file_path()
+    o.register_callback(str(tmp_path / 'eg.json'))
+    assert o.get_output_file_path() == str(tmp_path / 'eg.json')
+    o.start()
+    x = ember.ones(2, 3)
+    with ember.profiler.record_function('block'):
+        (x @ x.t()).relu()
+    o.stop()
+    o.unregister_callback()
+    nodes = json.loads((tmp_path / 'eg.json').read_text())['nodes']
+    by_name = {n['name']: n for n in nodes}
+    assert by_name['mm']['input_shapes'] == [[2, 3], [3, 2]]
+    assert by_name['mm']['parent'] == by_name['block']['id'] and by_name['block']['parent'] == nodes[0]['id']

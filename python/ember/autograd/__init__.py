@@ -10,6 +10,11 @@ from ._hooks import TensorHookHandle
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .variable import Variable
 from . import functional, graph, anomaly_mode  # noqa: F401
+from .profiler_legacy import (ProfilerState, ProfilerConfig, ProfilerEvent, kineto_available,  # noqa: F401
+                              _enable_profiler_legacy, _disable_profiler_legacy)
+from ..profiler._events import DeviceType  # noqa: F401
+from ..profiler import ProfilerActivity  # noqa: F401
+from ..overrides import handle_torch_function, has_torch_function, is_tensor_like  # noqa: F401
 
 __all__ = ['backward', 'grad', 'Function', 'FunctionCtx', 'gradcheck', 'gradgradcheck', 'no_grad', 'enable_grad',
            'set_grad_enabled', 'inference_mode', 'detect_anomaly', 'set_detect_anomaly', 'Variable', 'functional',
