@@ -14,6 +14,7 @@ for _module, _names in (('._memory_format', ('memory_format', 'layout', 'contigu
                                              'strided')),
                         ('._legacy', ('set_default_tensor_type',)),
                         ('.overrides', ('DisableTorchFunction',)),
+                        ('._rnn_functions', ('rnn_tanh', 'rnn_relu', 'lstm', 'gru')),
                         ('._storage', ('StorageBase', 'UntypedStorage', 'TypedStorage', 'from_file')),
                         ('.amp', ('autocast',))):  # the autocast state functions are _C's
     _FROM.update(dict.fromkeys(_names, _module))

@@ -118,3 +118,49 @@ def test_execution_graph_observer(tmp_path):
     by_name = {n['name']: n for n in nodes}
     assert by_name['mm']['input_shapes'] == [[2, 3], [3, 2]]
     assert by_name['mm']['parent'] == by_name['block']['id'] and by_name['block']['parent'] == nodes[0]['id']
+
+
+def _ember_all(ts):
+    return [to_ember(t.detach()).requires_grad_(t.requires_grad) for t in ts]
+
+
+def _close(e, t):
+    return torch.allclose(torch.tensor(e.tolist(), dtype=torch.float64), t.detach(), atol=1e-10)
+
+
+@pytest.mark.parametrize('name,module', [('rnn_tanh', 'RNN'), ('rnn_relu', 'RNN'), ('lstm', 'LSTM'), ('gru', 'GRU')])
+@pytest.mark.parametrize('bidirectional,batch_first,packed', [(False, False, False), (True, True, False),
+                                                              (True, False, True)])
+def test_functional_rnns_match_torch(name, module, bidirectional, batch_first, packed):
+    torch.manual_seed(0)
+    kwargs = {'nonlinearity': 'relu' if name == 'rnn_relu' else 'tanh'} if module == 'RNN' else {}
+    m = getattr(torch.nn, module)(4, 5, num_layers=2, bidirectional=bidirectional, dtype=torch.float64, **kwargs)
+    params = [p.detach().requires_grad_() for p in m._flat_weights]
+    d = 2 if bidirectional else 1
+    x = torch.randn(3, 6, 4, dtype=torch.float64, requires_grad=True)
+    h = torch.randn(2 * d, 6, 5, dtype=torch.float64, requires_grad=True)
+    hx = (h, torch.randn_like(h).requires_grad_()) if name == 'lstm' else h
+    hx_list = list(hx) if name == 'lstm' else [hx]
+    ep, ex, ehx = _ember_all(params), _ember_all([x])[0], _ember_all(hx_list)
+    ehx_arg = tuple(ehx) if name == 'lstm' else ehx[0]
+    if packed:
+        lengths = [3, 3, 2, 2, 1, 1]
+        pseq = torch.nn.utils.rnn.pack_padded_sequence(x, lengths)
+        ref = getattr(torch, name)(pseq.data, pseq.batch_sizes, hx, params, True, 2, 0.0, False, bidirectional)
+        eseq = ember.nn.utils.rnn.pack_padded_sequence(ex, lengths)
+        mine = getattr(ember, name)(eseq.data, eseq.batch_sizes, ehx_arg, ep, True, 2, 0.0, False, bidirectional)
+    else:
+        xin, exin = (x.transpose(0, 1), ex.transpose(0, 1)) if batch_first else (x, ex)
+        ref = getattr(torch, name)(xin, hx, params, True, 2, 0.0, False, bidirectional, batch_first)
+        mine = getattr(ember, name)(exin, ehx_arg, ep, True, 2, 0.0, False, bidirectional, batch_first)
+    assert len(mine) == len(ref) and all(_close(a, b) for a, b in zip(mine, ref))
+    sum(r.sum() for r in ref).backward()
+    sum(r.sum() for r in mine).backward()
+    for e, t in zip([ex] + ehx + ep, [x] + hx_list + params):
+        assert _close(e.grad, t.grad)
+
+
+def test_functional_rnn_bad_params():
+    x, h = ember.zeros(2, 1, 3), ember.zeros(1, 1, 4)
+    with pytest.raises(RuntimeError):
+        ember.gru(x, h, [ember.zeros(12, 3)], True, 1, 0.0, False, False, False)
