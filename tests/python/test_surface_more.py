@@ -164,3 +164,35 @@ def test_functional_rnn_bad_params():
     x, h = ember.zeros(2, 1, 3), ember.zeros(1, 1, 4)
     with pytest.raises(RuntimeError):
         ember.gru(x, h, [ember.zeros(12, 3)], True, 1, 0.0, False, False, False)
+
+
+def test_disable_global_flags_matches_torch():
+    script = r'''
+import importlib, sys
+torch = importlib.import_module(sys.argv[1])
+r = [torch.backends.flags_frozen()]
+torch.backends.cudnn.benchmark = True
+torch.backends.disable_global_flags()
+r.append(torch.backends.flags_frozen())
+for m, n, v in [('cudnn', 'benchmark', False), ('cudnn', 'benchmark_limit', 5), ('cudnn', 'allow_tf32', False),
+                ('cudnn', 'deterministic', True), ('cudnn', 'enabled', True), ('mkldnn', 'enabled', False),
+                ('opt_einsum', 'enabled', False)]:
+    try:
+        setattr(getattr(torch.backends, m), n, v)
+        r.append('ok')
+    except RuntimeError as e:
+        r.append(str(e))
+with torch.backends.cudnn.flags(enabled=True, benchmark=False, deterministic=True):
+    r += [torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic]
+r += [torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic, torch.backends.flags_frozen()]
+with torch.backends.mkldnn.flags(enabled=False):
+    r.append(torch.backends.mkldnn.enabled)
+r.append(torch.backends.mkldnn.enabled)
+print(repr(r).replace('ember', 'torch'))
+'''
+    import subprocess
+    import sys
+    outs = [subprocess.run([sys.executable, '-c', script, lib], capture_output=True, text=True, timeout=120)
+            for lib in ('ember', 'torch')]
+    assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
+    assert outs[0].stdout == outs[1].stdout
