@@ -196,3 +196,95 @@ print(repr(r).replace('ember', 'torch'))
             for lib in ('ember', 'torch')]
     assert all(o.returncode == 0 for o in outs), [o.stderr for o in outs]
     assert outs[0].stdout == outs[1].stdout
+
+
+def _state_from_torch(module, ref):
+    module.load_state_dict({k: to_ember(v) for k, v in ref.state_dict().items()})
+
+
+def _t(x):
+    return torch.tensor(x.tolist(), dtype=torch.float64)
+
+
+@pytest.mark.parametrize('cutoffs,head_bias', [([2, 5], False), ([3], True), ([1, 4, 8], False)])
+def test_adaptive_log_softmax_matches_torch(cutoffs, head_bias):
+    torch.manual_seed(0)
+    ref = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 10, cutoffs, div_value=2., head_bias=head_bias, dtype=torch.float64)
+    mine = ember.nn.AdaptiveLogSoftmaxWithLoss(16, 10, cutoffs, div_value=2., head_bias=head_bias,
+                                               dtype=ember.float64)
+    assert str(mine) == str(ref)
+    _state_from_torch(mine, ref)
+    x = torch.randn(12, 16, dtype=torch.float64)
+    target = torch.tensor([0, 9, 1, 2, 5, 7, 3, 3, 8, 0, 4, 6])
+    r = ref(x, target)
+    ex = to_ember(x).requires_grad_()
+    m = mine(ex, to_ember(target))
+    assert type(m).__name__ == '_ASMoutput' and torch.allclose(_t(m.output), r.output.detach())
+    assert torch.allclose(_t(m.loss), r.loss.detach())
+    r.loss.backward()
+    m.loss.backward()
+    for (name, p), (_, q) in zip(mine.named_parameters(), ref.named_parameters()):
+        assert torch.allclose(_t(p.grad), q.grad), name
+    assert torch.allclose(_t(mine.log_prob(to_ember(x))), ref.log_prob(x).detach())
+    assert mine.predict(to_ember(x)).tolist() == ref.predict(x).tolist()
+    one = mine(to_ember(x[0]), to_ember(target[0]))
+    assert one.output.dim() == 0 and torch.allclose(_t(one.output), ref(x[0], target[0]).output.detach())
+    assert mine.log_prob(to_ember(x[0])).shape == (10,)
+
+
+def test_adaptive_log_softmax_errors():
+    A = ember.nn.AdaptiveLogSoftmaxWithLoss
+    for bad in ([5, 2], [0, 3], [3, 3], [10], []):
+        with pytest.raises(ValueError):
+            A(8, 10, bad)
+    m = A(8, 10, [2, 5])
+    with pytest.raises(RuntimeError, match='Target values'):
+        m(ember.zeros(2, 8), ember.tensor([1, 10]))
+    with pytest.raises(RuntimeError, match='same size'):
+        m(ember.zeros(3, 8), ember.tensor([1, 2]))
+    with pytest.raises(RuntimeError):
+        m(ember.zeros(2, 8), ember.zeros(2, 2, dtype=ember.int64))
+
+
+@pytest.mark.parametrize('size', [2, 3, 4, 5])
+def test_cross_map_lrn2d_matches_torch(size):
+    torch.manual_seed(0)
+    x = torch.randn(2, 7, 3, 4, dtype=torch.float64, requires_grad=True)
+    ref = torch.nn.CrossMapLRN2d(size, alpha=0.3, beta=0.6, k=1.5)
+    mine = ember.nn.CrossMapLRN2d(size, alpha=0.3, beta=0.6, k=1.5)
+    assert str(mine) == str(ref)
+    ex = to_ember(x.detach()).requires_grad_()
+    out, rout = mine(ex), ref(x)
+    assert torch.allclose(_t(out), rout.detach())
+    g = torch.randn_like(rout)
+    rout.backward(g)
+    out.backward(to_ember(g))
+    assert torch.allclose(_t(ex.grad), x.grad)
+    with pytest.raises(AssertionError):
+        mine(ember.zeros(2, 3, 4))
+
+
+def test_container_factory_kwargs_and_conv_memory_format():
+    with pytest.warns(UserWarning, match='deprecated'):
+        c = ember.nn.Container(a=ember.nn.Linear(2, 3))
+    with pytest.warns(UserWarning):
+        tc = torch.nn.Container(a=torch.nn.Linear(2, 3))
+    assert str(c) == str(tc) and [n for n, _ in c.named_modules()] == [n for n, _ in tc.named_modules()]
+    for lib in (ember, torch):
+        fk = lib.nn.factory_kwargs
+        assert fk(None) == {} and fk({'dtype': lib.float64}) == {'dtype': lib.float64}
+        assert fk({'device': 'cpu', 'factory_kwargs': {'dtype': lib.int32}}) == {'device': 'cpu', 'dtype': lib.int32}
+        with pytest.raises(TypeError):
+            fk({'bogus': 1})
+        with pytest.raises(TypeError):
+            fk({'dtype': lib.float32, 'factory_kwargs': {'dtype': lib.float64}})
+    model = ember.nn.Sequential(ember.nn.Conv2d(3, 4, 3), ember.nn.ReLU(), ember.nn.Sequential(ember.nn.Conv2d(4, 2, 1)),
+                                ember.nn.Linear(2, 2))
+    before = [p.detach().clone() for p in model.parameters()]
+    assert ember.nn.utils.convert_conv2d_weight_memory_format(model, ember.channels_last) is model
+    # the weights take the layout contiguous(memory_format=) gives (NHWC strides where Ember has them)
+    for w in (model[0].weight, model[2][0].weight):
+        assert w.stride() == ember.zeros(w.shape).contiguous(memory_format=ember.channels_last).stride()
+        assert isinstance(w, ember.nn.Parameter)
+    assert all(ember.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert ember.optim.lr_scheduler.inf == torch.optim.lr_scheduler.inf
