@@ -44,6 +44,10 @@ em_tensor *em_get_grad(const em_tensor *t);
 em_status em_set_grad(em_tensor *t, const em_tensor *grad);
 /* Keep .grad of a non-leaf tensor after backward (no-op for leaves). */
 em_status em_retain_grad(em_tensor *t);
+/* Whether retain_grad() holds for t now (false for leaves, as PyTorch's .retains_grad). */
+bool em_retains_grad(const em_tensor *t);
+/* Which output of its grad_fn t is (0 for leaves; -1 for a NULL t). */
+int em_output_nr(const em_tensor *t);
 /* .grad_fn: borrowed, NULL for leaves. */
 em_node *em_grad_fn(const em_tensor *t);
 /* A new tensor sharing t's storage, cut from the graph. */

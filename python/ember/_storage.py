@@ -375,30 +375,34 @@ class _LegacyStorageMeta(type):
     TypedStorage is an instance of the class of its dtype."""
 
     def __instancecheck__(cls, obj):
-        return isinstance(obj, TypedStorage) and obj.dtype == cls.dtype and not obj.is_cuda
+        return isinstance(obj, TypedStorage) and obj.dtype == cls.dtype and obj.is_cuda == cls.is_cuda
 
     def __call__(cls, *args, wrap_storage=None, device=None):
-        if device is not None and _C.device(device).type != 'cpu':
+        if cls.is_cuda or (device is not None and _C.device(device).type != 'cpu'):
             from .cuda import _lazy_init
             _lazy_init()
+        if cls.is_cuda and device is None:
+            device = 'cuda'
         return TypedStorage(*args, dtype=cls.dtype, wrap_storage=wrap_storage, device=device)
 
     def __repr__(cls):
-        return f"<class 'ember.{cls.__name__}'>"
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
 
 
-def _make_legacy(dtype, name):
+def _make_legacy(dtype, name, is_cuda=False):
     def from_buffer(cls_or_self, *args, **kwargs):
         return TypedStorage.from_buffer(*args, dtype=dtype, **kwargs)
 
     def from_file(filename, shared=False, size=0):
         return TypedStorage._wrap_elements(_map_file(filename, shared, size, dtype))
     return _LegacyStorageMeta(name, (TypedStorage,), {
-        'dtype': dtype, '__module__': 'ember', '__doc__': f'{dtype} storages (builds a TypedStorage).',
+        'dtype': dtype, 'is_cuda': is_cuda, '__module__': 'ember.cuda' if is_cuda else 'ember',
+        '__doc__': f'{dtype} storages (builds a TypedStorage).',
         'from_buffer': classmethod(from_buffer), 'from_file': staticmethod(from_file)})
 
 
 LEGACY = {name: _make_legacy(dtype, name) for dtype, name in _LEGACY_NAMES.items()}
+CUDA_LEGACY = {name: _make_legacy(dtype, name, True) for dtype, name in _LEGACY_NAMES.items()}  # ember.cuda's
 _LEGACY_BY_DTYPE = {c.dtype: c for c in LEGACY.values()}
 
 

@@ -91,6 +91,25 @@ def set_flush_denormal(mode):
     return _C._set_flush_denormal(bool(mode))
 
 
+class FatalError(Exception):
+    """torch.FatalError: an unrecoverable error (Ember raises none of its own; programs may catch it)."""
+
+
+class Stream:
+    """torch.Stream, the base of the device streams (ember.cuda.Stream...): the queue a device runs
+    work from. Ember's CPU runs work in order on the calling thread, so its stream is just a device."""
+    __hash__ = None
+
+    def __init__(self):
+        self.device = _C.device('cpu', 0)
+
+
+def compiled_with_cxx11_abi():
+    """True: Ember has no C++ in its library, and compiler toolchains of today (and Ember's build)
+    default to the C++11 ABI, which a C++ extension built beside it should use."""
+    return True
+
+
 def is_storage(obj):
     """True for Ember's storage objects (ember.UntypedStorage, ember.TypedStorage...)."""
     cls = type(obj)

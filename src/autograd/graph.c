@@ -414,6 +414,22 @@ em_status em_retain_grad(em_tensor *t)
     return EM_OK;
 }
 
+bool em_retains_grad(const em_tensor *t)
+{
+    if (EM_NULL(t)) return false;
+    em_view_refresh((em_tensor *)t);
+    const em_meta *m = em_meta_get(t);
+    return m && m->grad_fn && m->retains_grad;
+}
+
+int em_output_nr(const em_tensor *t)
+{
+    if (EM_NULL(t)) return -1;
+    em_view_refresh((em_tensor *)t);
+    const em_meta *m = em_meta_get(t);
+    return m && m->grad_fn ? m->output_nr : 0;
+}
+
 bool em_is_inference(const em_tensor *t) { return !EM_NULL(t) && (t->flags & EM_FLAG_INFERENCE); }
 
 em_status em_check_savable(const em_tensor *t)

@@ -288,3 +288,74 @@ def test_container_factory_kwargs_and_conv_memory_format():
         assert isinstance(w, ember.nn.Parameter)
     assert all(ember.equal(a, b) for a, b in zip(before, model.parameters()))
     assert ember.optim.lr_scheduler.inf == torch.optim.lr_scheduler.inf
+
+
+def _names(dtypes):
+    return [str(d).split('.')[-1] for d in dtypes]
+
+
+def test_testing_dtype_lists_match_torch():
+    import warnings
+    T, E = torch.testing, ember.testing
+    have_complex = hasattr(ember, 'complex64')
+
+    def theirs(dtypes):  # torch's list, less the complex dtypes where Ember has none
+        return [n for n in _names(dtypes) if have_complex or not n.startswith('complex')]
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', FutureWarning)
+        for kwargs in ({}, {'include_half': False}, {'include_bfloat16': False, 'include_bool': False},
+                       {'include_complex': False}):
+            assert _names(E.get_all_dtypes(**kwargs)) == theirs(T.get_all_dtypes(**kwargs))
+        for device in ('cpu', 'cuda'):
+            assert _names(E.get_all_math_dtypes(device)) == theirs(T.get_all_math_dtypes(device))
+        assert _names(E.double_types()) == theirs(T.double_types())
+        assert _names(E.get_all_complex_dtypes()) == theirs(T.get_all_complex_dtypes())
+        if have_complex:
+            assert _names(E.all_types_and_complex()) == _names(T.all_types_and_complex())
+    with pytest.raises(NotImplementedError):
+        E.get_all_dtypes(include_qint=True)
+
+
+def test_output_nr_and_retains_grad_match_torch():
+    def scenario(lib):
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t * 2, t * 3
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return ga * 2 + gb * 3
+        x = lib.ones(2, requires_grad=True)
+        a, b = Two.apply(x)
+        y = x * 2
+        r = [a.output_nr, b.output_nr, x.output_nr, x.retains_grad, y.retains_grad, y.output_nr]
+        y.retain_grad()
+        r += [y.retains_grad, lib.ones(1).retains_grad, lib.ones(1).output_nr]
+        m, i = lib.tensor([[1., 3.], [2., 0.]], requires_grad=True).max(1)
+        r += [m.output_nr, i.output_nr, y[0].output_nr]
+        x.retain_grad()
+        r.append(x.retains_grad)
+        try:
+            x.retains_grad = True
+            r.append('set')
+        except AttributeError:
+            r.append('AttributeError')
+        return r
+    assert scenario(ember) == scenario(torch)
+
+
+def test_top_level_odds_and_ends():
+    assert issubclass(ember.FatalError, Exception) and ember.FatalError.__mro__[1:] == torch.FatalError.__mro__[1:]
+    assert ember.compiled_with_cxx11_abi() is True
+    s = ember.Stream()
+    assert s.device.type == torch.Stream().device.type == 'cpu'
+    with pytest.raises(TypeError):
+        hash(s)
+    with pytest.raises(TypeError):
+        hash(torch.Stream())
+    assert isinstance(ember.DisableTorchFunction(), ember.DisableTorchFunction)
+    with pytest.raises(RuntimeError, match='CUDA'):
+        ember.cuda.FloatStorage(2)
+    assert not isinstance(ember.zeros(1).storage(), ember.cuda.FloatStorage)
+    assert [getattr(ember.cuda, n).dtype for n in ('LongStorage', 'BFloat16Storage')] == [ember.int64, ember.bfloat16]
