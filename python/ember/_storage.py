@@ -38,6 +38,8 @@ _CONVERSIONS = (('byte', _C.uint8), ('char', _C.int8), ('short', _C.int16), ('in
 _LEGACY_NAMES = {_C.float64: 'DoubleStorage', _C.float32: 'FloatStorage', _C.float16: 'HalfStorage',
                  _C.bfloat16: 'BFloat16Storage', _C.int64: 'LongStorage', _C.int32: 'IntStorage',
                  _C.int16: 'ShortStorage', _C.int8: 'CharStorage', _C.uint8: 'ByteStorage', _C.bool: 'BoolStorage'}
+_LEGACY_NAMES.update({getattr(_C, d): n for d, n in (('complex64', 'ComplexFloatStorage'),
+                                                      ('complex128', 'ComplexDoubleStorage')) if hasattr(_C, d)})
 
 
 def _dtype_name(dtype):
