@@ -359,3 +359,37 @@ def test_top_level_odds_and_ends():
         ember.cuda.FloatStorage(2)
     assert not isinstance(ember.zeros(1).storage(), ember.cuda.FloatStorage)
     assert [getattr(ember.cuda, n).dtype for n in ('LongStorage', 'BFloat16Storage')] == [ember.int64, ember.bfloat16]
+
+
+def test_nested_io_function():
+    class AddMul(ember.autograd.NestedIOFunction):
+        def forward_extended(self, pair, scale):
+            a, b = pair
+            self.save_for_backward([a, b], scale)
+            return a + b, [a * scale, b * scale]
+
+        def backward_extended(self, g_sum, g_scaled):
+            (a, b), scale = self.saved_tensors
+            ga, gb = g_scaled
+            assert self.needs_input_grad == (True, True, False)
+            return [g_sum + ga * scale, g_sum + gb * scale], None
+
+    a, b = ember.tensor([1., 2.], requires_grad=True), ember.tensor([3., 4.], requires_grad=True)
+    scale = ember.tensor([10., 20.])
+    s, (sa, sb) = AddMul()((a, b), scale)
+    assert s.tolist() == [4., 6.] and sa.tolist() == [10., 40.] and sb.tolist() == [30., 80.]
+    (s.sum() + sa.sum() + 2 * sb.sum()).backward()
+    assert a.grad.tolist() == [11., 21.] and b.grad.tolist() == [21., 41.]
+
+    class Single(ember.autograd.NestedIOFunction):
+        def forward_extended(self, x):
+            return x * 3
+
+        def backward_extended(self, g):
+            return g * 3
+    x = ember.ones(2, requires_grad=True)
+    y = Single()(x)
+    y.sum().backward()
+    assert isinstance(y, ember.Tensor) and x.grad.tolist() == [3., 3.]
+    with pytest.raises(NotImplementedError):
+        ember.autograd.NestedIOFunction()(x)
