@@ -393,3 +393,39 @@ def test_nested_io_function():
     assert isinstance(y, ember.Tensor) and x.grad.tolist() == [3., 3.]
     with pytest.raises(NotImplementedError):
         ember.autograd.NestedIOFunction()(x)
+
+
+def test_saved_tensors_of_nodes_match_torch():
+    def scenario(lib):
+        x = lib.ones(2, requires_grad=True)
+        w = lib.full((2,), 3., requires_grad=True)
+        y = x * w
+        r = [y.grad_fn._saved_self.tolist(), y.grad_fn._saved_other.tolist()]
+        z = x.exp()
+        r += [z.grad_fn._saved_result.tolist(), type(z.grad_fn._saved_result.grad_fn).__name__]
+        try:
+            z.grad_fn._saved_self
+            r.append('no error')
+        except AttributeError:
+            r.append('AttributeError')
+        log = []
+        raw = y.grad_fn._raw_saved_other
+        r.append(type(raw).__name__)
+        raw.register_hooks(lambda t: (log.append('pack'), t * 2)[1], lambda t: (log.append('unpack'), t)[1])
+        r.append(list(log))
+        for pack in ((lambda t: t, lambda t: t), (1, 2)):
+            try:
+                raw.register_hooks(*pack)
+                r.append('no error')
+            except (RuntimeError, TypeError) as e:
+                r.append(type(e).__name__)
+        y.sum().backward()
+        r += [list(log), x.grad.tolist()]  # the unpacked `other` was doubled by the hooks
+        for get in (lambda: y.grad_fn._saved_self, lambda: y.grad_fn._raw_saved_self.register_hooks(abs, abs)):
+            try:
+                get()
+                r.append('no error')
+            except RuntimeError as e:
+                r.append(str(e)[:40])
+        return r
+    assert scenario(ember) == scenario(torch)

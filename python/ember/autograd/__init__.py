@@ -14,6 +14,7 @@ from .profiler_legacy import (ProfilerState, ProfilerConfig, ProfilerEvent, kine
                               _enable_profiler_legacy, _disable_profiler_legacy)
 from ..profiler._events import DeviceType  # noqa: F401
 from .nested_io import NestedIOFunction  # noqa: F401
+from .graph import SavedTensor  # noqa: F401
 from ..profiler import ProfilerActivity  # noqa: F401
 from ..overrides import handle_torch_function, has_torch_function, is_tensor_like  # noqa: F401
 
