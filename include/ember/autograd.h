@@ -44,6 +44,10 @@ em_tensor *em_get_grad(const em_tensor *t);
 em_status em_set_grad(em_tensor *t, const em_tensor *grad);
 /* Keep .grad of a non-leaf tensor after backward (no-op for leaves). */
 em_status em_retain_grad(em_tensor *t);
+/* Whether retain_grad() holds for t now (false for leaves, as PyTorch's .retains_grad). */
+bool em_retains_grad(const em_tensor *t);
+/* Which output of its grad_fn t is (0 for leaves; -1 for a NULL t). */
+int em_output_nr(const em_tensor *t);
 /* .grad_fn: borrowed, NULL for leaves. */
 em_node *em_grad_fn(const em_tensor *t);
 /* A new tensor sharing t's storage, cut from the graph. */
@@ -58,6 +62,19 @@ int em_node_num_next(const em_node *n);     /* -1 with an error for a NULL n */
 em_node *em_node_next(const em_node *n, int i, int *input_nr);
 /* An AccumulateGrad node's leaf (borrowed); NULL for other nodes. */
 em_tensor *em_node_variable(const em_node *n);
+/* The tensor node n saved for backward (grad_fn._saved_self...): its input i
+ * (output false) or output i (output true) into *out as a new reference,
+ * unpacked through its saved-tensor hooks if it was packed (a saved output
+ * carries history, grad_fn n, in grad mode); *out NULL when n did not save
+ * it. An error when the graph was freed or an unpack hook failed. */
+em_status em_node_saved(const em_node *n, bool output, int i, em_tensor **out);
+/* Whether n saved that tensor, without unpacking it (true for a node whose
+ * graph was freed: em_node_saved and em_node_pack_saved then say so). */
+bool em_node_has_saved(const em_node *n, bool output, int i);
+/* Packs that saved tensor now through the current saved-tensor hooks
+ * (SavedTensor.register_hooks); an error if it was packed already, was not
+ * saved, or the graph was freed. */
+em_status em_node_pack_saved(em_node *n, bool output, int i);
 /* A binding's own reference to a node (keeps it and the graph behind it);
  * both NULL-safe. */
 void em_node_retain(em_node *n);

@@ -125,7 +125,51 @@ static PyMethodDef node_methods[] = {
     {NULL},
 };
 
+/* grad_fn._saved_self / _saved_other / _saved_result (input 0, input 1, output 0 of what the
+ * node saved), and the _raw_saved_ forms: an ember.autograd.graph.SavedTensor on which hooks
+ * can be registered. A slot the node did not save is an AttributeError, as in PyTorch. The
+ * closure is the slot (0, 1, 2), plus 3 for the raw form. */
+static const char *const saved_names[] = {"self", "other", "result"};
+
+static PyObject *node_saved(EmpNode *self, void *closure)
+{
+    int which = (int)(intptr_t)closure, slot = which % 3, index = slot == 2 ? 0 : slot;
+    bool output = slot == 2, raw = which >= 3;
+    if (!self->node || !em_node_has_saved(self->node, output, index))
+        return PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '_%ssaved_%s'", Py_TYPE(self)->tp_name,
+                            raw ? "raw_" : "", saved_names[slot]);
+    if (!raw) {
+        em_tensor *t = NULL;
+        return em_node_saved(self->node, output, index, &t) ? emp_raise() : emp_wrap(t);
+    }
+    PyObject *graph = PyImport_ImportModule("ember.autograd.graph");
+    PyObject *r = graph ? PyObject_CallMethod(graph, "SavedTensor", "(Oii)", (PyObject *)self, (int)output, index)
+                        : NULL;
+    Py_XDECREF(graph);
+    return r;
+}
+
+/* _C._node_pack_saved(node, output, index): packs that saved tensor through the hooks set now. */
+static PyObject *node_pack_saved(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyObject_TypeCheck(args[0], &EmpNode_Type))
+        return PyErr_Format(PyExc_TypeError, "_node_pack_saved(node, output, index)");
+    int output = PyObject_IsTrue(args[1]);
+    long index = PyLong_AsLong(args[2]);
+    if (output < 0 || (index == -1 && PyErr_Occurred())) return NULL;
+    em_node *n = ((EmpNode *)args[0])->node;
+    if (!n) return PyErr_Format(PyExc_RuntimeError, "_node_pack_saved: the node is gone");
+    if (em_node_pack_saved(n, output, (int)index)) return emp_raise();
+    Py_RETURN_NONE;
+}
+
 static PyGetSetDef node_getset[] = {
+    {"_saved_self", (getter)node_saved, NULL, "The input `self` the node saved.", (void *)0},
+    {"_saved_other", (getter)node_saved, NULL, "The input `other` the node saved.", (void *)1},
+    {"_saved_result", (getter)node_saved, NULL, "The output the node saved.", (void *)2},
+    {"_raw_saved_self", (getter)node_saved, NULL, "SavedTensor of the input `self`.", (void *)3},
+    {"_raw_saved_other", (getter)node_saved, NULL, "SavedTensor of the input `other`.", (void *)4},
+    {"_raw_saved_result", (getter)node_saved, NULL, "SavedTensor of the output.", (void *)5},
     {"next_functions", (getter)node_next_functions, NULL, "((node or None, input_nr), ...) for each input.", NULL},
     {"metadata", (getter)node_metadata, NULL, "A dict for the user's data about this node.", NULL},
     {"variable", (getter)node_variable, NULL, "AccumulateGrad only: the leaf tensor.", NULL},
@@ -350,6 +394,7 @@ PyMethodDef emp_autograd_functions[] = {
     FASTCALL("_register_hook", register_hook),
     FASTCALL("_register_post_accumulate_grad_hook", register_post_accumulate_grad_hook),
     FASTCALL("_remove_hook", remove_hook),
+    FASTCALL("_node_pack_saved", node_pack_saved),
     {NULL},
 };
 

@@ -133,6 +133,8 @@ static PyObject *get_dtype(EmpTensor *self, void *c) { return Py_NewRef(emp_dtyp
 static PyObject *get_device(EmpTensor *self, void *c) { return emp_device_obj(em_device_of(self->t)); }
 static PyObject *get_ndim(EmpTensor *self, void *c) { return PyLong_FromLong(em_ndim(self->t)); }
 static PyObject *get_is_leaf(EmpTensor *self, void *c) { return PyBool_FromLong(em_is_leaf(self->t)); }
+static PyObject *get_retains_grad(EmpTensor *self, void *c) { return PyBool_FromLong(em_retains_grad(self->t)); }
+static PyObject *get_output_nr(EmpTensor *self, void *c) { return PyLong_FromLong(em_output_nr(self->t)); }
 static PyObject *get_requires_grad(EmpTensor *self, void *c) { return PyBool_FromLong(em_requires_grad(self->t)); }
 static PyObject *get_is_cuda(EmpTensor *self, void *c) { return PyBool_FromLong(em_device_of(self->t).type == EM_CUDA); }
 static PyObject *get_version(EmpTensor *self, void *c) { return PyLong_FromUnsignedLongLong(em_version(self->t)); }
@@ -234,6 +236,8 @@ static PyGetSetDef tensor_getset[] = {
     {"device", (getter)get_device, NULL, NULL, NULL},
     {"ndim", (getter)get_ndim, NULL, NULL, NULL},
     {"is_leaf", (getter)get_is_leaf, NULL, NULL, NULL},
+    {"retains_grad", (getter)get_retains_grad, NULL, "Whether retain_grad() keeps this non-leaf's .grad.", NULL},
+    {"output_nr", (getter)get_output_nr, NULL, "Which output of its grad_fn this tensor is (0 for leaves).", NULL},
     {"requires_grad", (getter)get_requires_grad, (setter)set_requires_grad, NULL, NULL},
     {"grad", (getter)get_grad, (setter)set_grad, NULL, NULL},
     {"data", (getter)get_data, (setter)set_data, NULL, NULL},

@@ -6,6 +6,30 @@ from . import _storage  # noqa: F401 (registers how devices pickle)
 class Tensor(_C.TensorBase):
     """A multi-dimensional array with autograd, over Ember's C tensor."""
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from .overrides import install
+        install(cls)  # a subclass that overrides __torch_function__ gets dispatching methods
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default: runs func with dispatch off and returns its tensors as cls (ember.overrides)."""
+        from .overrides import DisableTorchFunction, convert, get_default_nowrap_functions
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunction():
+            ret = func(*args, **(kwargs or {}))
+            return ret if func in get_default_nowrap_functions() else convert(ret, cls)
+
+    def as_subclass(self, cls):
+        """This tensor as an instance of the Tensor subclass cls: same memory, and still part of the
+        autograd graph (a view of self)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f'as_subclass: cls must be a subclass of ember.Tensor, got {cls!r}')
+        view = _C.TensorBase.view_as(self, self)
+        view.__class__ = cls
+        return view
+
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import _str
         return _str(self, tensor_contents=tensor_contents)
@@ -73,8 +97,18 @@ class Tensor(_C.TensorBase):
 
     def storage(self):
         """This tensor's storage seen as elements of its dtype (a TypedStorage)."""
-        from ._storage import TypedStorage, untyped_storage
-        return TypedStorage(untyped_storage(self), self.dtype)
+        from ._storage import typed_storage
+        return typed_storage(self)
+
+    def storage_type(self):
+        """The legacy storage class of this tensor's dtype (ember.FloatStorage...)."""
+        from ._storage import legacy_class
+        return legacy_class(self.dtype)
+
+    def set_(self, source=None, storage_offset=0, size=None, stride=None):
+        """Makes this tensor view source (a tensor, or a storage with offset, size and stride)."""
+        from ._storage import tensor_set_
+        return tensor_set_(self, source, storage_offset, size, stride)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of this tensor w.r.t. graph leaves (see ember.autograd.backward)."""

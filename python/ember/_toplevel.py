@@ -13,6 +13,9 @@ for _module, _names in (('._memory_format', ('memory_format', 'layout', 'contigu
                                              'channels_last_3d', 'preserve_format', 'legacy_contiguous_format',
                                              'strided')),
                         ('._legacy', ('set_default_tensor_type',)),
+                        ('.overrides', ('DisableTorchFunction',)),
+                        ('._rnn_functions', ('rnn_tanh', 'rnn_relu', 'lstm', 'gru')),
+                        ('._storage', ('StorageBase', 'UntypedStorage', 'TypedStorage', 'from_file')),
                         ('.amp', ('autocast',))):  # the autocast state functions are _C's
     _FROM.update(dict.fromkeys(_names, _module))
 del _module, _names
@@ -88,6 +91,25 @@ def set_flush_denormal(mode):
     return _C._set_flush_denormal(bool(mode))
 
 
+class FatalError(Exception):
+    """torch.FatalError: an unrecoverable error (Ember raises none of its own; programs may catch it)."""
+
+
+class Stream:
+    """torch.Stream, the base of the device streams (ember.cuda.Stream...): the queue a device runs
+    work from. Ember's CPU runs work in order on the calling thread, so its stream is just a device."""
+    __hash__ = None
+
+    def __init__(self):
+        self.device = _C.device('cpu', 0)
+
+
+def compiled_with_cxx11_abi():
+    """True: Ember has no C++ in its library, and compiler toolchains of today (and Ember's build)
+    default to the C++11 ABI, which a C++ extension built beside it should use."""
+    return True
+
+
 def is_storage(obj):
     """True for Ember's storage objects (ember.UntypedStorage, ember.TypedStorage...)."""
     cls = type(obj)
@@ -135,6 +157,9 @@ def lookup(name):
     from ._legacy import TYPES
     if name in TYPES:
         return TYPES[name]
+    from ._storage import LEGACY
+    if name in LEGACY or name == 'Storage':
+        return LEGACY.get(name, LEGACY['FloatStorage'])  # torch 1.13's Storage is FloatStorage
     value = globals().get(name)
     if value is None or name.startswith('_') or name in ('lookup', 'math', 'warnings'):
         raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -80,7 +80,7 @@ class Storage(TypedStorage):
     (what a file's storage loads as when it appears by itself)."""
 
     def __init__(self, data, location):
-        super().__init__(UntypedStorage(data), data.dtype)
+        self._set(UntypedStorage._wrap(data), data.dtype)
         self.data, self.location = data, location
 
 

@@ -416,6 +416,22 @@ em_status em_retain_grad(em_tensor *t)
     return EM_OK;
 }
 
+bool em_retains_grad(const em_tensor *t)
+{
+    if (EM_NULL(t)) return false;
+    em_view_refresh((em_tensor *)t);
+    const em_meta *m = em_meta_get(t);
+    return m && m->grad_fn && m->retains_grad;
+}
+
+int em_output_nr(const em_tensor *t)
+{
+    if (EM_NULL(t)) return -1;
+    em_view_refresh((em_tensor *)t);
+    const em_meta *m = em_meta_get(t);
+    return m && m->grad_fn ? m->output_nr : 0;
+}
+
 bool em_is_inference(const em_tensor *t) { return !EM_NULL(t) && (t->flags & EM_FLAG_INFERENCE); }
 
 em_status em_check_savable(const em_tensor *t)
@@ -429,6 +445,61 @@ em_status em_check_savable(const em_tensor *t)
 const char *em_node_name(const em_node *n) { return EM_NULL(n) ? NULL : n->name; }
 int em_node_num_next(const em_node *n) { return EM_NULL(n) ? -1 : n->nin; }
 em_tensor *em_node_variable(const em_node *n) { return EM_NULL(n) ? NULL : n->leaf; }
+
+/* n's slot for its input or output i, or NULL when there is none (custom
+ * functions keep their saves in their ctx). */
+static em_saved *saved_slot(const em_node *n, bool output, int i)
+{
+    if (n->fn_ctx || i < 0 || i >= (output ? n->nout : n->nin)) return NULL;
+    em_saved *slots = output ? n->out : n->in;
+    return slots ? &slots[i] : NULL;
+}
+
+static const char FREED[] = "saved tensors after they have already been freed. Saved intermediate values of the "
+                            "graph are freed when you call .backward() or autograd.grad(). Specify "
+                            "retain_graph=True if you need to backward through the graph a second time or if "
+                            "you need to access saved tensors after calling backward.";
+
+em_status em_node_saved(const em_node *n, bool output, int i, em_tensor **out)
+{
+    if (EM_NULL(n) || EM_NULL(out)) return em_error_code();
+    *out = NULL;
+    em_saved *s = saved_slot(n, output, i);
+    if (!s) return EM_OK;
+    if (n->released)
+        return em_fail(EM_ERR_RUNTIME, "Trying to backward through the graph a second time (or directly access %s",
+                       FREED);
+    if (!s->t && !s->packed) return EM_OK;
+    if (output) {
+        *out = em_node_unpack_output(n, i);
+    } else {
+        const em_tensor *t = em_saved_unpack(n, s, "input");
+        *out = t ? em_retain((em_tensor *)t) : NULL;
+    }
+    return *out ? EM_OK : em_error_code();
+}
+
+bool em_node_has_saved(const em_node *n, bool output, int i)
+{
+    if (EM_NULL(n)) return false;
+    const em_saved *s = saved_slot(n, output, i);
+    return s && (n->released || s->t || s->packed);
+}
+
+em_status em_node_pack_saved(em_node *n, bool output, int i)
+{
+    if (EM_NULL(n)) return em_error_code();
+    em_saved *s = saved_slot(n, output, i);
+    if (n->released) return em_fail(EM_ERR_RUNTIME, "Calling register_hooks on a saved tensor after it has been "
+                                    "freed. %s", FREED);
+    if (!s || (!s->t && !s->packed)) return em_fail(EM_ERR_VALUE, "register_hooks: %s saved no such tensor", n->name);
+    if (s->packed)
+        return em_fail(EM_ERR_RUNTIME, "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                       "Hint: only one pair of hooks is allowed at a time.");
+    em_status st = em_saved_pack(s);
+    if (st == EM_OK && !s->packed) return em_fail(EM_ERR_RUNTIME, "register_hooks: no hooks to pack with");
+    return st;
+}
 em_node *em_node_next(const em_node *n, int i, int *input_nr)
 {
     if (EM_NULL(n)) return NULL;

@@ -9,6 +9,7 @@ from ._hooks import TensorHookHandle
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .variable import Variable
 from . import graph, anomaly_mode  # noqa: F401
+from .graph import SavedTensor  # noqa: F401
 
 __all__ = ['backward', 'grad', 'Function', 'FunctionCtx', 'gradcheck', 'gradgradcheck', 'no_grad', 'enable_grad',
            'set_grad_enabled', 'inference_mode', 'detect_anomaly', 'set_detect_anomaly', 'Variable', 'functional',
@@ -81,18 +82,22 @@ def _register_post_accumulate_grad_hook(tensor, hook):
     return TensorHookHandle(tensor, _C._register_post_accumulate_grad_hook(tensor, hook))
 
 
-# submodules and names loaded on first use, keeping `import ember` fast
-_LAZY = {'profiler': '.profiler', 'functional': '.functional', 'gradcheck': '.gradcheck',
-         'gradgradcheck': '.gradcheck'}
+# submodules and names loaded on first use, keeping `import ember` fast: name -> module
+_LAZY_MODULES = {'profiler': '.profiler', 'functional': '.functional'}
+_LAZY_NAMES = {'gradcheck': '.gradcheck', 'gradgradcheck': '.gradcheck', 'NestedIOFunction': '.nested_io',
+               'DeviceType': '..profiler._events', 'ProfilerActivity': '..profiler',
+               **dict.fromkeys(('ProfilerState', 'ProfilerConfig', 'ProfilerEvent', 'kineto_available',
+                                '_enable_profiler_legacy', '_disable_profiler_legacy'), '.profiler_legacy'),
+               **dict.fromkeys(('handle_torch_function', 'has_torch_function', 'is_tensor_like'), '..overrides')}
 
 
 def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-        module = importlib.import_module(_LAZY[name], __name__)
-        if not name.startswith('grad'):
-            return module
-        # the import bound the submodule to the name `gradcheck`: the function takes it back, as in torch
-        globals().update(gradcheck=module.gradcheck, gradgradcheck=module.gradgradcheck)
+    import importlib
+    if name in _LAZY_MODULES:
+        return importlib.import_module(_LAZY_MODULES[name], __name__)
+    if name in _LAZY_NAMES:
+        module = importlib.import_module(_LAZY_NAMES[name], __name__)
+        # importing .gradcheck bound the submodule to the name `gradcheck`: the function takes it back
+        globals().update({n: getattr(module, n) for n, m in _LAZY_NAMES.items() if m == _LAZY_NAMES[name]})
         return globals()[name]
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")

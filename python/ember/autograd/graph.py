@@ -7,7 +7,7 @@ import threading
 
 from .. import _C
 
-__all__ = ['saved_tensors_hooks', 'save_on_cpu', 'disable_saved_tensors_hooks']
+__all__ = ['saved_tensors_hooks', 'save_on_cpu', 'disable_saved_tensors_hooks', 'SavedTensor']
 
 _stacks = threading.local()
 
@@ -76,3 +76,18 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc):
         _stacks.disabled = self.prev
+
+
+class SavedTensor:
+    """A tensor a graph node saved for backward (what grad_fn._raw_saved_self... give):
+    register_hooks(pack_hook, unpack_hook) packs it now and unpacks it when backward reads it,
+    as saved_tensors_hooks does for every save inside its block."""
+
+    def __init__(self, node, output, index):
+        self._node, self._output, self._index = node, output, index
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError('register_hooks(): pack_hook and unpack_hook must be functions')
+        with saved_tensors_hooks(pack_hook, unpack_hook):
+            _C._node_pack_saved(self._node, self._output, self._index)

@@ -1,6 +1,8 @@
 """ember.backends.cudnn: cuDNN's switches. Ember does not use cuDNN: is_available() is False,
 version() None, and the flags are kept (programs set benchmark/deterministic) but steer nothing."""
-from . import _flags_of
+import sys
+
+from . import _flags_of, _guard
 
 enabled = True
 benchmark = False
@@ -41,6 +43,8 @@ def set_flags(_enabled=None, _benchmark=None, _benchmark_limit=None, _determinis
 
 def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):
     """Context manager: sets all five flags (PyTorch's defaults when not given) and restores them on exit."""
-    import sys
     return _flags_of(sys.modules[__name__], enabled=enabled, benchmark=benchmark, benchmark_limit=benchmark_limit,
                      deterministic=deterministic, allow_tf32=allow_tf32)
+
+
+_guard(sys.modules[__name__], ('enabled', 'benchmark', 'deterministic', 'allow_tf32'))  # frozen by disable_global_flags()

@@ -3,7 +3,7 @@ when Ember was built with it (is_available())."""
 import sys
 
 from .. import _C
-from . import _flags_of
+from . import _flags_of, _guard
 
 enabled = True
 VERBOSE_OFF = 0
@@ -40,3 +40,6 @@ class verbose:
 
     def __exit__(self, *exc):
         return False
+
+
+_guard(sys.modules[__name__], ('enabled',))  # disable_global_flags() freezes these

@@ -307,4 +307,7 @@ def __getattr__(name):
     types = _legacy_types()
     if name in types:
         return types[name]
+    from .._storage import CUDA_LEGACY
+    if name in CUDA_LEGACY:  # constructing one raises the no-CUDA error, as torch's does without a GPU
+        return CUDA_LEGACY[name]
     raise AttributeError(f"module 'ember.cuda' has no attribute '{name}'")

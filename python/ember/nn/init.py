@@ -6,6 +6,7 @@ import warnings
 
 from .. import _C
 from ..autograd.grad_mode import no_grad
+from .._tensor import Tensor  # noqa: F401 (torch.nn.init.Tensor, for annotations)
 
 __all__ = ['calculate_gain', 'uniform_', 'normal_', 'trunc_normal_', 'constant_', 'ones_', 'zeros_', 'eye_',
            'dirac_', 'xavier_uniform_', 'xavier_normal_', 'kaiming_uniform_', 'kaiming_normal_', 'orthogonal_',

@@ -4,6 +4,7 @@ modules (nn.modules.lazy), which take their shape at the first forward."""
 from .._tensor import Tensor
 from .. import _C
 from ..autograd.grad_mode import no_grad
+from ..overrides import _disabled_torch_function_impl
 
 __all__ = ['Parameter', 'UninitializedParameter', 'UninitializedBuffer', 'is_lazy']
 
@@ -11,6 +12,7 @@ __all__ = ['Parameter', 'UninitializedParameter', 'UninitializedBuffer', 'is_laz
 class Parameter(Tensor):
     """A leaf tensor (sharing data's memory) that requires grad by default.
     Parameter(data=None, requires_grad=True); no data gives an empty tensor."""
+    __torch_function__ = _disabled_torch_function_impl  # results of ops are plain tensors
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -36,6 +38,7 @@ class Parameter(Tensor):
 class UninitializedTensorMixin:
     """A placeholder with no shape yet: an empty tensor of the eventual dtype
     and device until materialize() gives it its shape and its final class."""
+    __torch_function__ = _disabled_torch_function_impl
 
     cls_to_become = None
 

@@ -18,10 +18,12 @@ import time
 import warnings
 
 from .. import _C
-from ._events import DeviceType, EventList, FunctionEvent, FunctionEventAvg, collect
+from ._events import DeviceType, EventList, FunctionEvent, FunctionEventAvg, RecordScope, collect
+from ._execution_graph import ExecutionGraphObserver
 
 __all__ = ['ProfilerAction', 'ProfilerActivity', 'profile', 'record_function', 'schedule',
-           'supported_activities', 'tensorboard_trace_handler']
+           'supported_activities', 'tensorboard_trace_handler', 'ExecutionGraphObserver', 'RecordScope',
+           'kineto_available']
 
 # include/ember/profiler.h's EM_PROFILE_* flags
 _SHAPES, _MEMORY, _STACK = 1, 2, 4
@@ -37,6 +39,11 @@ class ProfilerAction(enum.Enum):
     WARMUP = 1
     RECORD = 2
     RECORD_AND_SAVE = 3
+
+
+def kineto_available():
+    """False: Ember's profiler is its own recorder, not Kineto."""
+    return False
 
 
 def supported_activities():

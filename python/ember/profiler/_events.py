@@ -13,8 +13,41 @@ _OP, _BACKWARD, _RANGE = 0, 1, 2
 
 
 class DeviceType(enum.Enum):
+    """Device kinds, numbered as PyTorch's (torch.autograd.DeviceType); Ember records CPU only."""
     CPU = 0
     CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
+    FPGA = 7
+    ORT = 8
+    XLA = 9
+    Vulkan = 10
+    Metal = 11
+    XPU = 12
+    MPS = 13
+    Meta = 14
+    HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
+
+
+class RecordScope(enum.Enum):
+    """What a recorded span is (torch.profiler.RecordScope): Ember's op spans are FUNCTION, autograd
+    nodes BACKWARD_FUNCTION and record_function ranges USER_SCOPE."""
+    FUNCTION = 0
+    BACKWARD_FUNCTION = 1
+    TORCHSCRIPT_FUNCTION = 2
+    KERNEL_FUNCTION_DTYPE = 3
+    CUSTOM_CLASS = 4
+    BUILD_FEATURE = 5
+    LITE_INTERPRETER = 6
+    USER_SCOPE = 7
+    STATIC_RUNTIME_OP = 8
+    STATIC_RUNTIME_MODEL = 9
 
 
 class Interval:

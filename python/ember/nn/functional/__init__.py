@@ -7,3 +7,4 @@ from ._norm import *  # noqa: F401,F403
 from ._loss import *  # noqa: F401,F403
 from ._rnn import *  # noqa: F401,F403
 from ._attention import *  # noqa: F401,F403
+from ._misc import *  # noqa: F401,F403

@@ -3,6 +3,7 @@ ParameterList, ParameterDict. Their members are registered under string
 keys ('0', '1', ... for the list kinds) so that state_dict names match
 PyTorch's."""
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
@@ -11,7 +12,7 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _typename
 
-__all__ = ['Sequential', 'ModuleList', 'ModuleDict', 'ParameterList', 'ParameterDict']
+__all__ = ['Container', 'Sequential', 'ModuleList', 'ModuleDict', 'ParameterList', 'ParameterDict']
 
 
 def _abs_index(idx, size):
@@ -29,6 +30,17 @@ def _renumber(modules):
 
 def _without_digit_keys(keys):
     return [k for k in keys if not k.isdigit()]
+
+
+class Container(Module):
+    """Deprecated (as in torch): a Module holding the modules given as keyword arguments."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented in nn.Module. "
+                      "Subclass that instead.")
+        for name, module in kwargs.items():
+            self.add_module(name, module)
 
 
 class Sequential(Module):

@@ -8,7 +8,7 @@ from ..parameter import Parameter
 from .. import functional as F
 from .. import init
 
-__all__ = ["LocalResponseNorm", "LayerNorm", "GroupNorm"]
+__all__ = ["LocalResponseNorm", "LayerNorm", "GroupNorm", "CrossMapLRN2d"]
 
 
 class LocalResponseNorm(Module):
@@ -99,3 +99,52 @@ class GroupNorm(Module):
 
     def extra_repr(self) -> str:
         return "{}, {}, eps={}, affine={}".format(self.num_groups, self.num_channels, self.eps, self.affine)
+
+
+def _windows(channels, size, dtype):
+    """The (C, C) 0/1 matrices of the channels CrossMapLRN2d sums: `forward` as torch's legacy
+    recurrence does it (the window [c - pre + 1, c + pre - 1], but channel 0 never leaves it), and
+    `backward` the window its hand-written gradient sums ([c - inv, c + size - 1 - inv])."""
+    pre, inv = int((size - 1) / 2 + 1), int(size - (size - 1) / 2)
+    c = ember.arange(channels).unsqueeze(1)
+    j = ember.arange(channels).unsqueeze(0)
+    forward = ((j <= c + pre - 1) & ((j >= c - pre + 1) | (j == 0))).to(dtype)
+    backward = ((j >= c - inv) & (j <= c + size - 1 - inv)).to(dtype)
+    return forward, backward
+
+
+class _CrossMapLRN2dFunction(ember.autograd.Function):
+    """torch 1.13's legacy cross-channel LRN, forward and its own backward formula."""
+
+    @staticmethod
+    def forward(ctx, input, size, alpha, beta, k):
+        window, back = _windows(input.size(1), size, input.dtype)
+        scale = ember.einsum('cj,njhw->nchw', window, input * input) * (alpha / size) + k
+        output = input * scale.pow(-beta)
+        ctx.save_for_backward(input, output, scale, back)
+        ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, output, scale, back = ctx.saved_tensors
+        ratio = grad_output * output / scale
+        accum = ember.einsum('cj,njhw->nchw', back, ratio)
+        grad = scale.pow(-ctx.beta) * grad_output - (2 * ctx.alpha * ctx.beta / ctx.size) * input * accum
+        return grad, None, None, None, None
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across channels of a 4-d input, as Lua Torch's legacy
+    SpatialCrossMapLRN (torch.nn.CrossMapLRN2d; nn.LocalResponseNorm is the modern form)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        assert input.dim() == 4
+        return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return '{size}, alpha={alpha}, beta={beta}, k={k}'.format(**self.__dict__)

@@ -29,6 +29,34 @@ def _dropout(x, p):
     return F.dropout(x, p, True)
 
 
+def run_layers(mode, input, batch_sizes, h0, c0, weights, has_biases, num_layers, dropout, train, bidirectional,
+               has_proj):
+    """Every layer and direction of an RNN_TANH, RNN_RELU, LSTM or GRU on time-major `input`
+    ((T, B, I), or packed rows (N, I) with batch_sizes), from the stacked initial states h0 (and c0
+    for LSTM) and the flat weights (per layer and direction: w_ih, w_hh[, b_ih, b_hh][, w_hr]);
+    returns the last layer's output and the stacked final states (c None unless LSTM). Also
+    ember.rnn_tanh, rnn_relu, lstm and gru (ember/_rnn_functions.py)."""
+    code = _MODES[mode][1]
+    directions = 2 if bidirectional else 1
+    per = len(weights) // (num_layers * directions)
+    hs, cs, x = [], [], input
+    for layer in range(num_layers):
+        outs = []
+        for direction in range(directions):
+            k = layer * directions + direction
+            w = weights[k * per:(k + 1) * per]
+            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+            out, h, c = _nn.rnn_layer(code, x, batch_sizes, h0[k], None if c0 is None else c0[k], w[0], w[1],
+                                      b_ih, b_hh, w[-1] if has_proj else None, direction == 1)
+            outs.append(out)
+            hs.append(h)
+            cs.append(c)
+        x = outs[0] if directions == 1 else ember.cat(outs, -1)
+        if dropout and train and layer < num_layers - 1:
+            x = _dropout(x, dropout)
+    return x, ember.stack(hs, 0), (ember.stack(cs, 0) if c0 is not None else None)
+
+
 class RNNBase(Module):
     """The multi-layer recurrent network shared by RNN, LSTM and GRU
     (`mode` is 'RNN_TANH', 'RNN_RELU', 'LSTM' or 'GRU'). Parameters are
@@ -147,32 +175,8 @@ class RNNBase(Module):
 
     # ---- the run -----------------------------------------------------------
     def _run(self, input, batch_sizes, h0, c0):
-        """Every layer and direction on time-major `input` ((T, B, I), or
-        packed rows (N, I) with batch_sizes); returns the last layer's
-        output and the stacked final states (c None unless LSTM)."""
-        mode = _MODES[self.mode][1]
-        directions = 2 if self.bidirectional else 1
-        weights = self._flat_weights
-        per = len(weights) // (self.num_layers * directions)
-        has_proj = self.proj_size > 0
-        hs, cs, x = [], [], input
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(directions):
-                k = layer * directions + direction
-                w = weights[k * per:(k + 1) * per]
-                w_ih, w_hh = w[0], w[1]
-                b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
-                w_hr = w[-1] if has_proj else None
-                out, h, c = _nn.rnn_layer(mode, x, batch_sizes, h0[k], None if c0 is None else c0[k], w_ih, w_hh,
-                                          b_ih, b_hh, w_hr, direction == 1)
-                outs.append(out)
-                hs.append(h)
-                cs.append(c)
-            x = outs[0] if directions == 1 else ember.cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = _dropout(x, self.dropout)
-        return x, ember.stack(hs, 0), (ember.stack(cs, 0) if c0 is not None else None)
+        return run_layers(self.mode, input, batch_sizes, h0, c0, self._flat_weights, self.bias, self.num_layers,
+                          self.dropout, self.training, self.bidirectional, self.proj_size > 0)
 
     def _forward(self, input, hx):
         """The shared forward of RNN, LSTM and GRU; hx is a tensor, an (h, c)

@@ -10,8 +10,15 @@ from ._worker import get_worker_info
 from .dataloader import DataLoader
 from .distributed import DistributedSampler
 from . import datasets
+from .datapipes.datapipe import (IterDataPipe, MapDataPipe, DFIterDataPipe, DataChunk, functional_datapipe,
+                                 argument_validation, runtime_validation, runtime_validation_disabled,
+                                 non_deterministic, guaranteed_datapipes_determinism)
+from . import datapipes
+from .dataloader2 import DataLoader2
 
 __all__ = ['Dataset', 'IterableDataset', 'TensorDataset', 'ConcatDataset', 'ChainDataset', 'Subset',
            'random_split', 'Sampler', 'SequentialSampler', 'RandomSampler', 'SubsetRandomSampler',
            'WeightedRandomSampler', 'BatchSampler', 'default_collate', 'default_convert', 'get_worker_info',
-           'DataLoader', 'DistributedSampler']
+           'DataLoader', 'DistributedSampler', 'IterDataPipe', 'MapDataPipe', 'DFIterDataPipe', 'DataChunk',
+           'functional_datapipe', 'argument_validation', 'runtime_validation', 'runtime_validation_disabled',
+           'non_deterministic', 'guaranteed_datapipes_determinism', 'DataLoader2']

@@ -30,6 +30,7 @@ no child outlives its iterator. Workers also exit when their parent dies.
 Persistent workers stay up between epochs; a new epoch sends each one
 _ResumeIteration and discards results until every worker has echoed it.
 """
+import functools
 import itertools
 import math
 import multiprocessing as python_multiprocessing
@@ -45,6 +46,7 @@ from . import _worker
 from ._worker import get_worker_info  # noqa: F401 (torch.utils.data.dataloader exposes it)
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
+from .datapipes.datapipe import IterDataPipe, MapDataPipe, apply_shuffle_settings, sharding_worker_init_fn
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ['DataLoader']
@@ -90,7 +92,9 @@ class DataLoader:
 
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
-            if shuffle not in {False, None}:
+            if isinstance(dataset, IterDataPipe):  # shuffle= switches the DataPipe's shufflers on or off
+                apply_shuffle_settings(dataset, shuffle)
+            elif shuffle not in {False, None}:
                 raise ValueError("DataLoader with IterableDataset: expected unspecified "
                                  "shuffle option, but got shuffle={}".format(shuffle))
             if sampler is not None:
@@ -277,6 +281,9 @@ class _MultiProcessIter(_BaseIter):
         super().__init__(loader)
         ctx = loader.multiprocessing_context or python_multiprocessing
         fork = ctx.get_start_method() == 'fork'
+        init_fn = loader.worker_init_fn
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):  # each worker keeps its shard, as torch's
+            init_fn = functools.partial(sharding_worker_init_fn, init_fn)
         self._workers, self._index_queues, self._socks = [], [], []
         try:
             for i in range(self._num_workers):
@@ -285,7 +292,7 @@ class _MultiProcessIter(_BaseIter):
                 w = ctx.Process(target=_worker.worker_loop, daemon=True,
                                 args=(self._iterable, self._dataset, q, worker_end,
                                       main_end.fileno() if fork else None, self._auto_collation,
-                                      self._collate_fn, self._drop_last, self._base_seed, loader.worker_init_fn,
+                                      self._collate_fn, self._drop_last, self._base_seed, init_fn,
                                       i, self._num_workers, os.getpid()))
                 self._workers.append(w)
                 self._index_queues.append(q)
