@@ -128,8 +128,7 @@ class Binomial(Distribution):
         self._validate_sample(value)
         n = self.total_count
         log_comb = ember.lgamma(n + 1) - ember.lgamma(value + 1) - ember.lgamma(n - value + 1)
-        # value * logits - n * log(1 + e^logits), softplus written so large |logits| stay finite
-        norm = n * (self.logits.clamp(min=0) + (-self.logits.abs()).exp().log1p())
+        norm = n * F.softplus(self.logits)  # n log(1 + e^logits)
         return log_comb + value * self.logits - norm
 
     def entropy(self):
