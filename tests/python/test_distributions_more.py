@@ -375,3 +375,243 @@ def test_gamma_rsample_implicit_gradient():
     y = ember.distributions.Gamma(ember.tensor([3.0], dtype=ember.float64), rate).rsample()
     gr, = ember.autograd.grad(y.sum(), [rate])
     close(gr, -(y / rate).detach())
+
+
+# ---- transforms ----
+def _transforms(lib):
+    T = lib.distributions.transforms
+    mk = lambda v: lib.tensor(v, dtype=lib.float64)  # noqa: E731
+    return {
+        'Exp': (T.ExpTransform(), [[0.3, -1.2, 0.5]]),
+        'Sigmoid': (T.SigmoidTransform(), [[0.3, -1.2, 0.5]]),
+        'Tanh': (T.TanhTransform(), [[0.3, -1.2, 0.5]]),
+        'Softplus': (T.SoftplusTransform(), [[0.3, -1.2, 0.5]]),
+        'Affine': (T.AffineTransform(mk([1.0, 2.0, 3.0]), mk([0.5, -2.0, 3.0])), [[0.3, -1.2, 0.5]]),
+        'Affine scalar event': (T.AffineTransform(1.0, -2.0, event_dim=1), [[0.3, -1.2, 0.5]]),
+        'Power': (T.PowerTransform(mk(2.5)), [[0.3, 1.2, 0.5]]),
+        'StickBreaking': (T.StickBreakingTransform(), [[0.3, -1.2, 0.5]]),
+        'CorrCholesky': (T.CorrCholeskyTransform(), [[0.3, -1.2, 0.5]]),
+        'LowerCholesky': (T.LowerCholeskyTransform(), [[[0.3, 0.0], [-1.2, 0.5]]]),
+        'Compose': (T.ComposeTransform([T.AffineTransform(0.5, 2.0), T.ExpTransform()]), [[0.3, -1.2, 0.5]]),
+        'Independent': (T.IndependentTransform(T.ExpTransform(), 1), [[0.3, -1.2, 0.5]]),
+        'Reshape': (T.ReshapeTransform((4,), (2, 2)), [[0.3, -1.2, 0.5, 0.1]]),
+        'Cat': (T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)], dim=-1, lengths=[2, 1]),
+                [[0.3, -1.2, 0.5]]),
+        'Stack': (T.StackTransform([T.ExpTransform(), T.SigmoidTransform(), T.TanhTransform()], dim=-1),
+                  [[0.3, -1.2, 0.5]]),
+        'Inverse': (T.ExpTransform().inv, [[0.3, 1.2, 0.5]]),
+        'Abs': (T.AbsTransform(), [[0.3, -1.2, 0.5]]),
+        'Softmax': (T.SoftmaxTransform(), [[0.3, -1.2, 0.5]]),
+        'identity': (T.identity_transform, [[0.3, -1.2, 0.5]]),
+    }
+
+
+@pytest.mark.parametrize('name', list(_transforms(torch)))
+def test_transform(name):
+    te, x = _transforms(ember)[name]
+    tt, _ = _transforms(torch)[name]
+    xe = ember.tensor(x, dtype=ember.float64, requires_grad=True)
+    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    ye, yt = te(xe), tt(xt)
+    close(ye, yt, 1e-10)
+    assert te.bijective == tt.bijective
+    assert te.domain.event_dim == tt.domain.event_dim and te.codomain.event_dim == tt.codomain.event_dim
+    assert bool(te.codomain.check(ye.detach()).all()) == bool(tt.codomain.check(yt.detach()).all())
+    assert tuple(te.forward_shape(xe.shape)) == tuple(tt.forward_shape(xt.shape))
+    assert tuple(te.inverse_shape(ye.shape)) == tuple(tt.inverse_shape(yt.shape))
+    if not tt.bijective:
+        return
+    close(te.inv(ye), tt.inv(yt), 1e-8)
+    le, lt = te.log_abs_det_jacobian(xe, ye), tt.log_abs_det_jacobian(xt, yt)
+    close(le, lt, 1e-8)
+    if le.requires_grad:
+        grads_close(le, lt, [xe], [xt], 1e-7)
+
+
+def test_transform_cache_and_equality():
+    T = ember.distributions.transforms
+    t = T.ExpTransform(cache_size=1)
+    x = ember.tensor([0.5])
+    y = t(x)
+    assert t.inv(y) is x
+    assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform() != T.SigmoidTransform()
+    assert T.ExpTransform().inv.inv == T.ExpTransform()
+    assert T.AffineTransform(1.0, 2.0) == T.AffineTransform(1.0, 2.0)
+    assert T.AffineTransform(1.0, 2.0).sign == 1 and T.AffineTransform(1.0, -2.0).sign == -1
+    with pytest.raises(ValueError):
+        T.ExpTransform(cache_size=2)
+    with pytest.raises(ValueError):
+        T.ReshapeTransform((3,), (2, 2))
+
+
+def test_transformed_distribution_matches_torch():
+    def make(lib):
+        D, T = lib.distributions, lib.distributions.transforms
+        base = D.Normal(lib.tensor([0.0, 1.0], dtype=lib.float64), lib.tensor([1.0, 0.5], dtype=lib.float64))
+        return D.TransformedDistribution(base, [T.AffineTransform(1.0, -2.0), T.SigmoidTransform()])
+    e, t = make(ember), make(torch)
+    v = [0.3, 0.8]
+    close(e.log_prob(ember.tensor(v, dtype=ember.float64)), t.log_prob(torch.tensor(v, dtype=torch.float64)))
+    close(e.cdf(ember.tensor(v, dtype=ember.float64)), t.cdf(torch.tensor(v, dtype=torch.float64)))
+    close(e.icdf(ember.tensor(v, dtype=ember.float64)), t.icdf(torch.tensor(v, dtype=torch.float64)))
+    assert tuple(e.expand((3, 2)).batch_shape) == (3, 2)
+    x = e.rsample((4,))
+    assert tuple(x.shape) == (4, 2) and bool(e.support.check(x).all())
+    with pytest.raises(ValueError):
+        ember.distributions.TransformedDistribution(e.base_dist, 'exp')
+
+
+# ---- constraints and their registry ----
+CONSTRAINT_CASES = [
+    ('positive', [1.0, 0.0, -1.0]), ('nonnegative', [1.0, 0.0, -1.0]), ('real', [1.0, float('nan')]),
+    ('unit_interval', [0.0, 1.0, 1.5]), ('boolean', [0.0, 1.0, 0.5]), ('nonnegative_integer', [0.0, 2.0, 1.5, -1.0]),
+    ('positive_integer', [0.0, 2.0, 1.0]), ('simplex', [[0.2, 0.8], [0.5, 0.6]]), ('one_hot', [[0.0, 1.0], [1.0, 1.0]]),
+    ('real_vector', [[0.0, float('nan')], [1.0, 2.0]]), ('lower_triangular', [[[1.0, 0.0], [2.0, 3.0]]]),
+    ('lower_cholesky', [[[1.0, 0.0], [2.0, -3.0]], [[1.0, 0.0], [2.0, 3.0]]]),
+    ('corr_cholesky', [[[1.0, 0.0], [0.6, 0.8]], [[1.0, 0.0], [0.6, 0.9]]]),
+    ('square', [[1.0, 2.0], [3.0, 4.0]]), ('symmetric', [[[1.0, 2.0], [2.0, 1.0]], [[1.0, 2.0], [3.0, 1.0]]]),
+    ('positive_semidefinite', [[[1.0, 2.0], [2.0, 1.0]], [[2.0, 1.0], [1.0, 2.0]]]),
+    ('positive_definite', [[[1.0, 2.0], [2.0, 1.0]], [[2.0, 1.0], [1.0, 2.0]]]),
+]
+
+
+@pytest.mark.parametrize('name,value', CONSTRAINT_CASES, ids=[c[0] for c in CONSTRAINT_CASES])
+def test_constraint_check(name, value):
+    if name in ('positive_semidefinite', 'positive_definite'):
+        _skip(('linalg',))
+    ce, ct = getattr(ember.distributions.constraints, name), getattr(torch.distributions.constraints, name)
+    got = ce.check(ember.tensor(value, dtype=ember.float64))
+    want = ct.check(torch.tensor(value, dtype=torch.float64))
+    assert got.tolist() == want.tolist()
+    assert ce.event_dim == ct.event_dim and ce.is_discrete == ct.is_discrete
+
+
+def test_parameterized_constraints():
+    C, TC = ember.distributions.constraints, torch.distributions.constraints
+    v = [-1.0, 0.0, 0.5, 2.0, 3.0]
+    for name, args in [('greater_than', (0.0,)), ('greater_than_eq', (0.0,)), ('less_than', (2.0,)),
+                       ('interval', (0.0, 2.0)), ('half_open_interval', (0.0, 2.0)), ('integer_interval', (0, 2))]:
+        got = getattr(C, name)(*args).check(ember.tensor(v, dtype=ember.float64))
+        assert got.tolist() == getattr(TC, name)(*args).check(torch.tensor(v, dtype=torch.float64)).tolist(), name
+    x = [[0.5, 1.0, -1.0], [0.5, 2.0, 3.0]]
+    cat_e = C.cat([C.positive, C.real], dim=-1, lengths=[2, 1])
+    cat_t = TC.cat([TC.positive, TC.real], dim=-1, lengths=[2, 1])
+    assert cat_e.check(ember.tensor(x)).tolist() == cat_t.check(torch.tensor(x)).tolist()
+    stack_e, stack_t = C.stack([C.positive, C.real, C.positive], dim=-1), TC.stack([TC.positive, TC.real,
+                                                                                     TC.positive], dim=-1)
+    assert stack_e.check(ember.tensor(x)).tolist() == stack_t.check(torch.tensor(x)).tolist()
+    ind = C.independent(C.positive, 1)
+    assert ind.check(ember.tensor(x)).tolist() == TC.independent(TC.positive, 1).check(torch.tensor(x)).tolist()
+    assert C.is_dependent(C.dependent) and not C.is_dependent(C.real)
+    with pytest.raises(ValueError):
+        C.dependent.check(ember.tensor(x))
+
+
+REGISTRY_CASES = ['real', 'positive', 'nonnegative', 'unit_interval', 'simplex', 'real_vector', 'corr_cholesky',
+                  'greater_than', 'less_than', 'interval', 'lower_cholesky', 'cat', 'stack']
+
+
+def _registry_constraint(C, name):
+    return {'greater_than': lambda: C.greater_than(1.5), 'less_than': lambda: C.less_than(-1.0),
+            'interval': lambda: C.interval(-2.0, 3.0),
+            'cat': lambda: C.cat([C.positive, C.real], dim=-1, lengths=[1, 2]),
+            'stack': lambda: C.stack([C.positive, C.unit_interval, C.real], dim=-1)}.get(name, lambda: getattr(C, name))()
+
+
+@pytest.mark.parametrize('name', REGISTRY_CASES)
+@pytest.mark.parametrize('which', ['biject_to', 'transform_to'])
+def test_constraint_registry(name, which):
+    De, Dt = ember.distributions, torch.distributions
+    ce, ct = _registry_constraint(De.constraints, name), _registry_constraint(Dt.constraints, name)
+    if which == 'biject_to' and name == 'lower_cholesky':
+        with pytest.raises(NotImplementedError):
+            De.biject_to(ce)
+        return
+    te, tt = getattr(De, which)(ce), getattr(Dt, which)(ct)
+    x = [[0.3, -1.2, 0.5], [1.1, 0.2, -0.4], [0.0, 0.7, 2.0]] if name != 'lower_cholesky' else \
+        [[[0.3, 0.0], [-1.2, 0.5]]]
+    ye, yt = te(ember.tensor(x, dtype=ember.float64)), tt(torch.tensor(x, dtype=torch.float64))
+    close(ye, yt, 1e-10)
+    assert bool(ce.check(ye).all())
+
+
+# ---- validation ----
+INVALID = [
+    ('Laplace', lambda D, t: D.Laplace(t([0.0]), t([-1.0]))),
+    ('Cauchy', lambda D, t: D.Cauchy(t([0.0]), t([0.0]))),
+    ('Gumbel', lambda D, t: D.Gumbel(t([0.0]), t([-1.0]))),
+    ('HalfNormal', lambda D, t: D.HalfNormal(t([-1.0]))),
+    ('LogNormal', lambda D, t: D.LogNormal(t([0.0]), t([-1.0]))),
+    ('Gamma', lambda D, t: D.Gamma(t([-1.0]), t([1.0]))),
+    ('Beta', lambda D, t: D.Beta(t([1.0]), t([0.0]))),
+    ('Dirichlet', lambda D, t: D.Dirichlet(t([1.0, -1.0]))),
+    ('Poisson', lambda D, t: D.Poisson(t([-1.0]))),
+    ('Geometric', lambda D, t: D.Geometric(t([0.0]))),
+    ('Binomial', lambda D, t: D.Binomial(t([2.5]), t([0.5]))),
+    ('Pareto', lambda D, t: D.Pareto(t([1.0]), t([-2.0]))),
+    ('StudentT', lambda D, t: D.StudentT(t([-1.0]))),
+    ('VonMises', lambda D, t: D.VonMises(t([0.0]), t([-1.0]))),
+    ('Weibull', lambda D, t: D.Weibull(t([1.0]), t([-1.0]))),
+    ('both probs and logits', lambda D, t: D.Geometric(t([0.5]), t([0.0]))),
+    ('Independent too many dims', lambda D, t: D.Independent(D.Normal(t([0.0]), t([1.0])), 2)),
+]
+
+
+@pytest.mark.parametrize('name,make', INVALID, ids=[c[0] for c in INVALID])
+def test_invalid_parameters_raise(name, make):
+    with pytest.raises(ValueError):
+        make(torch.distributions, lambda v: torch.tensor(v))
+    with pytest.raises(ValueError):
+        make(ember.distributions, lambda v: ember.tensor(v))
+
+
+def test_validate_args_controls_checks():
+    D = ember.distributions
+    D.Laplace(ember.tensor([0.0]), ember.tensor([-1.0]), validate_args=False)  # no check
+    d = D.Laplace(ember.tensor([0.0]), ember.tensor([1.0]))
+    with pytest.raises(ValueError):
+        D.Gamma(ember.tensor([1.0]), ember.tensor([1.0])).log_prob(ember.tensor([-1.0]))
+    with pytest.raises(ValueError):
+        D.Geometric(ember.tensor([0.5])).log_prob(ember.tensor([1.5]))
+    try:
+        D.Distribution.set_default_validate_args(False)
+        D.Laplace(ember.tensor([0.0]), ember.tensor([-1.0]))
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        D.Distribution.set_default_validate_args(2)
+    assert tuple(d.expand((3, 1)).batch_shape) == (3, 1)
+
+
+@pytest.mark.parametrize('name', ['Laplace', 'Cauchy', 'Gumbel', 'Geometric', 'Poisson', 'VonMises', 'Pareto',
+                                  'HalfNormal', 'ContinuousBernoulli'])
+def test_expand_matches_torch(name):
+    make, value, needs = CASES[name]
+    e, t, _, _ = both(make)
+    shape = (2,) + tuple(t.batch_shape)
+    ee, te = e.expand(shape), t.expand(shape)
+    assert tuple(ee.batch_shape) == tuple(te.batch_shape)
+    if 'special' in needs and not HAS_SPECIAL:
+        return
+    v = value
+    if name == 'Poisson' and not HAS_SPECIAL:
+        return
+    close(ee.log_prob(ember.tensor(v, dtype=ember.float64)), te.log_prob(torch.tensor(v, dtype=torch.float64)))
+
+
+def test_enumerate_support():
+    for make in (lambda D, lib: D.Bernoulli(lib.tensor([0.2, 0.7])),
+                 lambda D, lib: D.Categorical(lib.tensor([[0.2, 0.8, 0.0], [0.1, 0.1, 0.8]])),
+                 lambda D, lib: D.OneHotCategorical(lib.tensor([0.2, 0.8])),
+                 lambda D, lib: D.Binomial(3, lib.tensor([0.2, 0.7]))):
+        e, t = make(ember.distributions, ember), make(torch.distributions, torch)
+        for expand in (True, False):
+            np.testing.assert_array_equal(e.enumerate_support(expand).numpy(), t.enumerate_support(expand).numpy())
+
+
+def test_public_names_cover_torch():
+    ours = set(dir(ember.distributions))
+    theirs = {n for n in dir(torch.distributions) if not n.startswith('_')
+              and not isinstance(getattr(torch.distributions, n), type(math))}
+    missing = sorted(theirs - ours)
+    assert not missing, missing

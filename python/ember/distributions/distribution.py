@@ -5,6 +5,18 @@ import ember
 __all__ = ['Distribution']
 
 
+def _expand_attributes(old, new, batch_shape):
+    """Copies old's attributes to new, its tensors of shape batch + tail broadcast to batch_shape + tail.
+    The copies are contiguous: Ember cannot yet view (broadcast again) an expanded tensor that requires grad."""
+    n = len(old._batch_shape)
+    for k, v in old.__dict__.items():
+        if k in new.__dict__:
+            continue
+        if isinstance(v, ember.Tensor) and v.dim() >= n and tuple(v.shape[:n]) == tuple(old._batch_shape):
+            v = v.expand(tuple(batch_shape) + tuple(v.shape[n:])).contiguous()
+        setattr(new, k, v)
+
+
 class Distribution:
     """batch_shape: independent distributions; event_shape: the shape of one draw.
     Subclasses give rsample or sample, log_prob, entropy, mean and variance; with
@@ -91,14 +103,7 @@ class Distribution:
         """The same distribution with its parameters broadcast to batch_shape."""
         batch_shape = ember.Size(tuple(batch_shape))
         new = type(self).__new__(type(self)) if _instance is None else _instance
-        for name in self.arg_constraints:
-            if name in self.__dict__:
-                value = self.__dict__[name]
-                tail = tuple(value.shape[len(self._batch_shape):])
-                setattr(new, name, value.expand(tuple(batch_shape) + tail))
-        for k, v in self.__dict__.items():
-            if k not in new.__dict__ and not isinstance(v, ember.Tensor):
-                setattr(new, k, v)
+        _expand_attributes(self, new, batch_shape)
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -2,7 +2,7 @@
 log_prob by the change of variables, as torch.distributions'."""
 import ember
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _expand_attributes
 from .transforms import ComposeTransform, Transform
 from .families import _shape
 
@@ -116,9 +116,9 @@ class TransformedDistribution(Distribution):
         for t in reversed(self.transforms):
             shape = tuple(t.inverse_shape(ember.Size(shape)))
         base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
-        new.__dict__.update({k: v for k, v in self.__dict__.items() if not isinstance(v, ember.Tensor)})
         new.base_dist = self.base_dist.expand(base_batch)
         new.transforms = self.transforms
+        _expand_attributes(self, new, batch_shape)
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
