@@ -8,7 +8,7 @@ import ember
 import ember.nn.functional as F
 from . import constraints
 from .distribution import Distribution
-from .families import Normal, Uniform, Exponential, _broadcast_all, _shape, _probs_logits
+from .families import Exponential, Normal, _broadcast_all, _probs_logits, _shape
 from .transforms import (AffineTransform, ExpTransform, PowerTransform, SigmoidTransform, StickBreakingTransform)
 from .transformed import TransformedDistribution
 

@@ -4,7 +4,6 @@ import ember
 from . import constraints
 from .distribution import Distribution, _expand_attributes
 from .transforms import ComposeTransform, Transform
-from .families import _shape
 
 __all__ = ['TransformedDistribution']
 
