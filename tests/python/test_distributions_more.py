@@ -615,3 +615,46 @@ def test_public_names_cover_torch():
               and not isinstance(getattr(torch.distributions, n), type(math))}
     missing = sorted(theirs - ours)
     assert not missing, missing
+
+
+def test_cumulative_distribution_transform():
+    def make(lib):
+        base = lib.distributions.Normal(lib.tensor([0.0, 1.0], dtype=lib.float64),
+                                        lib.tensor([1.0, 2.0], dtype=lib.float64))
+        return lib.distributions.transforms.CumulativeDistributionTransform(base)
+    te, tt = make(ember), make(torch)
+    xe, xt = ember.tensor([0.3, -1.0], dtype=ember.float64), torch.tensor([0.3, -1.0], dtype=torch.float64)
+    ye, yt = te(xe), tt(xt)
+    close(ye, yt)
+    close(te.inv(ye), tt.inv(yt))
+    close(te.log_abs_det_jacobian(xe, ye), tt.log_abs_det_jacobian(xt, yt))
+
+
+def test_structured_samples_lie_in_support():
+    ember.manual_seed(5)
+    D = ember.distributions
+    lkj = D.LKJCholesky(4, ember.tensor([0.5, 2.0]))
+    x = lkj.sample((50,))
+    assert tuple(x.shape) == (50, 2, 4, 4)
+    assert bool(D.constraints.corr_cholesky.check(x).all())
+    d = D.Dirichlet(ember.tensor([[0.3, 1.0, 4.0]]))
+    assert bool(d.support.check(d.sample((100,))).all())
+    t = D.StudentT(ember.full((4000,), 5.0, dtype=ember.float64))
+    s = t.sample()
+    assert abs(float(s.mean())) < 5 * math.sqrt(5 / 3) / math.sqrt(4000)
+    f = D.FisherSnedecor(ember.full((4000,), 6.0, dtype=ember.float64), 10.0)
+    assert abs(float(f.sample().mean()) - 10 / 8) < 0.1
+    c = D.Chi2(ember.full((4000,), 3.0, dtype=ember.float64))
+    assert abs(float(c.sample().mean()) - 3.0) < 5 * math.sqrt(6 / 4000)
+
+
+@linalg
+def test_matrix_samples():
+    ember.manual_seed(6)
+    D = ember.distributions
+    cov = ember.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=ember.float64)
+    w = D.Wishart(ember.tensor(5.0, dtype=ember.float64), cov).rsample((3000,))
+    np.testing.assert_allclose(w.mean(0).numpy(), 5 * cov.numpy(), rtol=0.1, atol=0.1)
+    m = D.MultivariateNormal(ember.zeros(2, dtype=ember.float64), cov).rsample((4000,))
+    emp = (m.t() @ m / 4000).numpy()
+    np.testing.assert_allclose(emp, cov.numpy(), atol=0.15)
