@@ -388,9 +388,9 @@ class _RelaxedLogits(Distribution):
     def log_prob(self, value):
         self._validate_sample(value)
         logits, value = ember.broadcast_tensors(self.logits, value)
-        diff = logits - value * self.temperature
-        return math.log(self.temperature) + diff - 2 * F.softplus(diff) if not isinstance(
-            self.temperature, ember.Tensor) else self.temperature.log() + diff - 2 * F.softplus(diff)
+        temperature = ember.as_tensor(self.temperature, dtype=logits.dtype)
+        diff = logits - value * temperature
+        return temperature.log() + diff - 2 * F.softplus(diff)
 
 
 class RelaxedBernoulli(TransformedDistribution):

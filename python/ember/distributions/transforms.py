@@ -338,9 +338,13 @@ def _elementwise(name, f, finv, ladj, codomain, domain=constraints.real):
 
 
 ExpTransform = _elementwise('ExpTransform', ember.exp, ember.log, lambda x, y: x, constraints.positive)
-SigmoidTransform = _elementwise('SigmoidTransform', _clipped_sigmoid,
-                                lambda y: y.clamp(ember.finfo(y.dtype).tiny, 1 - ember.finfo(y.dtype).eps).log()
-                                - (-y.clamp(ember.finfo(y.dtype).tiny, 1 - ember.finfo(y.dtype).eps)).log1p(),
+def _clipped_logit(y):
+    finfo = ember.finfo(y.dtype)
+    y = y.clamp(min=finfo.tiny, max=1. - finfo.eps)
+    return y.log() - (-y).log1p()
+
+
+SigmoidTransform = _elementwise('SigmoidTransform', _clipped_sigmoid, _clipped_logit,
                                 lambda x, y: -F.softplus(-x) - F.softplus(x), constraints.unit_interval)
 SoftplusTransform = _elementwise('SoftplusTransform', F.softplus, lambda y: y + (-(-y).expm1()).log(),
                                  lambda x, y: -F.softplus(-x), constraints.positive)
