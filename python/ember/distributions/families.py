@@ -5,6 +5,7 @@ import numbers
 
 import ember
 import ember.nn.functional as F
+from . import constraints
 from .distribution import Distribution
 
 __all__ = ['Normal', 'Uniform', 'Exponential', 'Bernoulli', 'Categorical', 'OneHotCategorical']
@@ -29,6 +30,9 @@ class Normal(Distribution):
     """N(loc, scale^2) per batch element."""
     arg_names = ('loc', 'scale')
     has_rsample = True
+    arg_constraints = {'loc': constraints.real, 'scale': constraints.positive}
+    support = constraints.real
+    mode = property(lambda self: self.loc)
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _broadcast_all(loc, scale)
@@ -51,6 +55,9 @@ class Normal(Distribution):
     def cdf(self, value):
         return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
+    def icdf(self, value):
+        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 
@@ -59,6 +66,11 @@ class Uniform(Distribution):
     """Uniform on [low, high) per batch element."""
     arg_names = ('low', 'high')
     has_rsample = True
+    arg_constraints = {'low': constraints.dependent(is_discrete=False, event_dim=0),
+                       'high': constraints.dependent(is_discrete=False, event_dim=0)}
+    support = constraints.dependent_property(lambda self: constraints.interval(self.low, self.high),
+                                             is_discrete=False, event_dim=0)
+    mode = property(lambda self: ember.full_like(self.low, float('nan')))
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = _broadcast_all(low, high)
@@ -81,6 +93,9 @@ class Uniform(Distribution):
     def cdf(self, value):
         return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
 
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
     def entropy(self):
         return (self.high - self.low).log()
 
@@ -89,6 +104,9 @@ class Exponential(Distribution):
     """rate * exp(-rate x) on x >= 0."""
     arg_names = ('rate',)
     has_rsample = True
+    arg_constraints = {'rate': constraints.positive}
+    support = constraints.nonnegative
+    mode = property(lambda self: ember.zeros_like(self.rate))
 
     def __init__(self, rate, validate_args=None):
         self.rate, = _broadcast_all(rate)
@@ -109,6 +127,9 @@ class Exponential(Distribution):
 
     def cdf(self, value):
         return 1 - ember.exp(-self.rate * value)
+
+    def icdf(self, value):
+        return -(-value).log1p() / self.rate
 
     def entropy(self):
         return 1.0 - self.rate.log()
@@ -136,6 +157,15 @@ def _probs_logits(probs, logits, binary):
 class Bernoulli(Distribution):
     """1 with probability probs (or sigmoid(logits)), else 0."""
     arg_names = ('probs', 'logits')
+    arg_constraints = {'probs': constraints.unit_interval, 'logits': constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+    mode = property(lambda self: ember.where(self.probs == 0.5, ember.full_like(self.probs, float('nan')),
+                                             (self.probs >= 0.5).to(self.probs.dtype)))
+
+    def enumerate_support(self, expand=True):
+        values = ember.arange(2, dtype=self.probs.dtype).reshape((-1,) + (1,) * len(self.batch_shape))
+        return values.expand((-1,) + tuple(self.batch_shape)) if expand else values
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self.probs, self.logits = _probs_logits(probs, logits, binary=True)
@@ -167,6 +197,15 @@ class Bernoulli(Distribution):
 class Categorical(Distribution):
     """One of K categories (the last dim of probs or logits) per batch element."""
     arg_names = ('probs', 'logits')
+    arg_constraints = {'probs': constraints.simplex, 'logits': constraints.real_vector}
+    has_enumerate_support = True
+    support = constraints.dependent_property(lambda self: constraints.integer_interval(0, self._num_events - 1),
+                                             is_discrete=True, event_dim=0)
+    mode = property(lambda self: self.probs.argmax(-1))
+
+    def enumerate_support(self, expand=True):
+        values = ember.arange(self._num_events).reshape((-1,) + (1,) * len(self.batch_shape))
+        return values.expand((-1,) + tuple(self.batch_shape)) if expand else values
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs if probs is not None else logits) is not None and \
@@ -208,6 +247,15 @@ class Categorical(Distribution):
 class OneHotCategorical(Distribution):
     """Categorical draws as one-hot vectors of the K categories."""
     arg_names = ('probs', 'logits')
+    arg_constraints = {'probs': constraints.simplex, 'logits': constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+    mode = property(lambda self: F.one_hot(self.probs.argmax(-1), self.probs.shape[-1]).to(self.probs.dtype))
+
+    def enumerate_support(self, expand=True):
+        n = self._categorical._num_events
+        values = ember.eye(n, dtype=self.probs.dtype).reshape((n,) + (1,) * len(self.batch_shape) + (n,))
+        return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits, validate_args=validate_args)
