@@ -142,6 +142,20 @@ def is_torchelastic_launched():
     return os.getenv('TORCHELASTIC_RUN_ID') is not None
 
 
+def _failed(name, e):
+    """The error of an operation the backend reports failed (e)."""
+    hint = ('; the ranks passed tensors of different sizes (TORCH_DISTRIBUTED_DEBUG=DETAIL checks every '
+            'collective)') if 'TRUNCATE' in str(e) else ''
+    return RuntimeError(f'ember.distributed: {name} failed on rank {_world.rank}: {e}{hint}')
+
+
+def _timed_out(name, seconds):
+    """The error of an operation not done after `seconds`."""
+    _state.stuck = True  # the communication thread may never come back: abort at exit
+    return RuntimeError(f'ember.distributed: {name} timed out after {seconds:g} s on rank {_world.rank} (world '
+                        f'size {_world.size}): another rank died, is stuck, or did not call the same collective')
+
+
 class Work:
     """The handle of an operation (async_op=True): wait(timeout=None) blocks
     until it is complete (RuntimeError after the timeout: a peer died or is
@@ -158,10 +172,7 @@ class Work:
                 if not w.wait(seconds):
                     return False
             except RuntimeError as e:
-                hint = ('; the ranks passed tensors of different sizes (TORCH_DISTRIBUTED_DEBUG=DETAIL checks '
-                        'every collective)') if 'TRUNCATE' in str(e) else ''
-                self._exception = RuntimeError(f'ember.distributed: {self._name} failed on rank '
-                                               f'{_world.rank}: {e}{hint}')
+                self._exception = _failed(self._name, e)
                 self._done = True
                 raise self._exception from None
         if not self._done:
@@ -176,10 +187,7 @@ class Work:
         t = self._group._timeout if timeout is None else timeout
         seconds = t.total_seconds() if isinstance(t, timedelta) else float(t)
         if not self._complete(seconds):
-            _state.stuck = True  # the communication thread may never come back: abort at exit
-            raise RuntimeError(f'ember.distributed: {self._name} timed out after {seconds:g} s on rank '
-                               f'{_world.rank} (world size {_world.size}): another rank died, is stuck, or did '
-                               f'not call the same collective')
+            raise _timed_out(self._name, seconds)
         return True
 
     def is_completed(self):
