@@ -15,6 +15,8 @@ from .collectives import (all_reduce, broadcast, reduce, all_gather, all_gather_
                           reduce_scatter, reduce_scatter_tensor, all_to_all, all_to_all_single, send, recv, isend,
                           irecv, P2POp, batch_isend_irecv, broadcast_object_list, all_gather_object, gather_object,
                           scatter_object_list)
+from .options import (AllreduceOptions, AllreduceCoalescedOptions, BroadcastOptions, ReduceOptions,
+                      GatherOptions, ScatterOptions, ReduceScatterOptions, AllToAllOptions, BarrierOptions)
 from .store import Store, TCPStore, HashStore, PrefixStore, FileStore
 from .rendezvous import rendezvous, register_rendezvous_handler
 

@@ -10,6 +10,7 @@ import sys
 from datetime import timedelta
 
 import ember
+from ..futures import Future
 
 __all__ = ['Backend', 'ReduceOp', 'reduce_op', 'DebugLevel', 'Work', 'ProcessGroup', 'GroupMember', 'group',
            'default_pg_timeout', 'is_available', 'is_mpi_available', 'is_nccl_available', 'is_gloo_available',
@@ -211,7 +212,11 @@ class Work:
         self.wait()
 
     def get_future(self):
-        raise NotImplementedError('ember.distributed: Work.get_future (futures) is not implemented; use wait()')
+        """A Future whose value is the output tensors, once the work is done."""
+        def outputs():
+            self.wait()
+            return self._outputs
+        return Future(outputs, self.is_completed)
 
 
 class ProcessGroup:

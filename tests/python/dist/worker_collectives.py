@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 import ember
+import ember.futures
 import ember.distributed as dist
 
 dist.init_process_group('mpi')
@@ -203,6 +204,30 @@ def misc():
     w.wait()
     assert w.is_completed() and w.is_success() and x.eq(3).all().item()
     assert dist.all_reduce(ember.ones(2), async_op=False) is None
+    # Work.get_future: a Future of the output tensors, chained with then (torch's interface)
+    x = ember.ones(4) * (R + 1)
+    fut = dist.all_reduce(x, async_op=True).get_future()
+    doubled = fut.then(lambda f: f.value()[0] * 2)
+    assert doubled.wait().tolist() == [6.0] * 4 and fut.done() and fut.value()[0] is x
+    f0 = ember.futures.Future()
+    seen = []
+    f0.add_done_callback(lambda f: seen.append(f.value()))
+    f0.set_result(5)
+    assert seen == [5] and f0.wait() == 5
+    try:
+        f0.set_result(6)
+        failures.append('Future.set_result twice: no error')
+    except RuntimeError:
+        pass
+    # the *Options records: torch's fields and defaults
+    for name in ('AllreduceOptions', 'AllreduceCoalescedOptions', 'BroadcastOptions', 'ReduceOptions',
+                 'GatherOptions', 'ScatterOptions', 'ReduceScatterOptions', 'AllToAllOptions', 'BarrierOptions'):
+        mine, theirs = getattr(dist, name)(), getattr(torch.distributed, name)()
+        for k in (k for k in dir(theirs) if not k.startswith('_')):
+            a, b = getattr(mine, k), getattr(theirs, k)
+            same = ((a == dist.ReduceOp.SUM) == (b == torch.distributed.ReduceOp.SUM)) if k == 'reduceOp' else a == b
+            if not same:
+                failures.append(f'{name}.{k}: {a!r} vs torch {b!r}')
     # groups
     g = dist.new_group([1])
     if R == 1:
