@@ -157,35 +157,31 @@ def _run(g, name, kind, async_op, send=None, recv=None, count=0, op=None, peer=0
 # ------------------------------------------------------------ collectives
 
 def _blocking(g, name, kind, t, code, peer=0):
-    """The fast path of a blocking in-place collective on a contiguous t: the
-    backend runs it at once, with no Work nor copies (a small all-reduce is
-    a few microseconds in MPI, so the Python around it must be less)."""
-    seconds = g._timeout.total_seconds()
+    """The fast path of a blocking in-place collective: the backend runs it at
+    once on a contiguous CPU tensor (ember._mpi.blocking says which), with no
+    Work nor copies, and it returns True; else False, and the caller takes
+    the general path. A small all-reduce is a few microseconds in MPI: the
+    Python around it must be less (so no helpers here)."""
+    if not isinstance(t, ember.Tensor) or c10d._debug_level is c10d.DebugLevel.DETAIL:
+        return False
     try:
-        done = g._backend.blocking(kind, g._comm, t.data_ptr(), t.numel(), _dtype(t), code, peer, seconds)
+        r = g._backend.blocking(kind, g._comm, t, code, peer, g._timeout_s)
     except RuntimeError as e:
         raise c10d._failed(name, e) from None
-    if not done:
-        raise c10d._timed_out(name, seconds)
-
-
-_is_contiguous = ember._C.TensorBase.is_contiguous  # the C method: Tensor.is_contiguous adds memory formats
-
-
-def _fast(async_op, t):
-    return not async_op and _is_contiguous(t) and c10d._debug_level is not c10d.DebugLevel.DETAIL
+    if r < 0:
+        raise c10d._timed_out(name, g._timeout_s)
+    return r == 1
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces tensor over the group in place: every rank gets the result."""
     g = _group(group)
-    _check(tensor)
-    if _fast(async_op, tensor):
-        _blocking(g, 'all_reduce', g._backend.ALLREDUCE, tensor, _opcode(op, tensor))
+    if not async_op and type(op) is ReduceOp and _blocking(g, 'all_reduce', g._backend.ALLREDUCE, tensor, op.code):
         if op.code == _AVG:
             with ember.no_grad():
                 _average(tensor.detach(), g.size())
         return None
+    _check(tensor)
     back = []
     c = _contig(tensor, back)
     return _run(g, 'all_reduce', 'ALLREDUCE', async_op, recv=c, count=c.numel(), op=op, copy_back=back,
@@ -195,9 +191,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 def broadcast(tensor, src, group=None, async_op=False):
     """Copies src's tensor into every rank's."""
     g = _group(group)
+    if not async_op and _blocking(g, 'broadcast', g._backend.BROADCAST, tensor, 0, _peer(g, src, 'src')):
+        return None
     _check(tensor)
-    if _fast(async_op, tensor):
-        return _blocking(g, 'broadcast', g._backend.BROADCAST, tensor, 0, _peer(g, src, 'src'))
     back = []
     c = _contig(tensor, back)
     return _run(g, 'broadcast', 'BROADCAST', async_op, recv=c, count=c.numel(), peer=_peer(g, src, 'src'),

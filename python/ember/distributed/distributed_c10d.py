@@ -226,6 +226,7 @@ class ProcessGroup:
     def __init__(self, backend_name, backend, comm, ranks, my_rank, timeout):
         self._backend_name, self._backend, self._comm = backend_name, backend, comm
         self._ranks, self._rank, self._timeout = list(ranks), my_rank, timeout
+        self._timeout_s = timeout.total_seconds()  # read by every blocking collective
 
     def rank(self):
         return self._rank

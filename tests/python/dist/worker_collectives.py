@@ -204,6 +204,14 @@ def misc():
     w.wait()
     assert w.is_completed() and w.is_success() and x.eq(3).all().item()
     assert dist.all_reduce(ember.ones(2), async_op=False) is None
+    # the fast path (ember._mpi.blocking) takes contiguous CPU tensors of the dtypes with a buffer format
+    b, comm = dist.distributed_c10d._default()._backend, dist.distributed_c10d._default()._comm
+    for dt in ('float32', 'float64', 'float16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool'):
+        assert b.blocking(b.ALLREDUCE, comm, ember.ones(3, dtype=getattr(ember, dt)), 3, 0, 60.0) == 1, dt
+    for t, op in ((ember.ones(3, dtype=ember.bfloat16), 0), (ember.ones(3, requires_grad=True), 0),
+                  (ember.ones(3, 2).t(), 0), (ember.ones(3), 4), (ember.ones(3, dtype=ember.bool), 7),
+                  (ember.ones(3), 8)):
+        assert b.blocking(b.ALLREDUCE, comm, t, op, 0, 60.0) == 0, (t, op)
     # Work.get_future: a Future of the output tensors, chained with then (torch's interface)
     x = ember.ones(4) * (R + 1)
     fut = dist.all_reduce(x, async_op=True).get_future()
