@@ -17,6 +17,7 @@ from .collectives import (all_reduce, broadcast, reduce, all_gather, all_gather_
                           scatter_object_list)
 from .options import (AllreduceOptions, AllreduceCoalescedOptions, BroadcastOptions, ReduceOptions,
                       GatherOptions, ScatterOptions, ReduceScatterOptions, AllToAllOptions, BarrierOptions)
+from .grad_bucket import GradBucket
 from .store import Store, TCPStore, HashStore, PrefixStore, FileStore
 from .rendezvous import rendezvous, register_rendezvous_handler
 

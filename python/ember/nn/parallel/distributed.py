@@ -71,6 +71,8 @@ class DistributedDataParallel(Module):
         self._sync_states(list(module.parameters()) + list(module.buffers()))
         self._build_buckets(list(reversed(range(len(params)))))
         self._order, self._rebuilt = [], False
+        self._comm_hook = None      # (state, hook) from register_comm_hook
+        self._static_unused = None  # static_graph: the parameters the first iteration did not use
         self._hooks = [p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)]
         self._reset()
 
@@ -174,22 +176,43 @@ class DistributedDataParallel(Module):
                 view.copy_(p.grad)
         bucket.pending -= 1
         while self._next_bucket < len(self._buckets) and self._buckets[self._next_bucket].pending == 0:
-            nb = self._buckets[self._next_bucket]
-            nb.work = _dist().all_reduce(nb.flat, op=_dist().ReduceOp.AVG, group=self.process_group,
-                                         async_op=True)
+            self._launch(self._next_bucket)
             self._next_bucket += 1
         if self._next_bucket == len(self._buckets):
             self._finalize()
 
+    def _launch(self, b):
+        """Starts bucket b's averaging: an async all_reduce, or the comm hook's Future."""
+        dist, bucket = _dist(), self._buckets[b]
+        if self._comm_hook is None:
+            bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG, group=self.process_group,
+                                          async_op=True)
+            return
+        params = [self._params[i] for i in bucket.indices]
+        grad_bucket = dist.GradBucket(b, bucket.flat, [bucket.view(k, p) for k, p in enumerate(params)], params,
+                                      b == len(self._buckets) - 1)
+        state, hook = self._comm_hook
+        bucket.work = hook(state, grad_bucket)
+        if not hasattr(bucket.work, 'wait'):
+            raise RuntimeError(f'DistributedDataParallel: the communication hook must return a Future, got '
+                               f'{type(bucket.work).__name__}')
+
     def _finalize(self):
         dist = _dist()
         used = None
-        if self.find_unused_parameters:  # which parameters got a gradient on some rank
+        if self.find_unused_parameters or self.static_graph:  # which parameters got a gradient on some rank
             used = self._used.clone()
             dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
             used = used.tolist()
         for bucket in self._buckets:
-            bucket.work.wait()
+            result = bucket.work.wait()
+            if self._comm_hook is not None:
+                if not isinstance(result, ember.Tensor) or result.numel() != bucket.flat.numel():
+                    raise RuntimeError(f'DistributedDataParallel: the communication hook\'s Future must give a '
+                                       f'tensor of the bucket\'s {bucket.flat.numel()} elements')
+                if result.data_ptr() != bucket.flat.data_ptr():
+                    with ember.no_grad():
+                        bucket.flat.copy_(result.reshape(-1))
         with ember.no_grad():
             for bucket in self._buckets:
                 for k, i in enumerate(bucket.indices):
@@ -222,11 +245,16 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers and self.require_forward_param_sync:
             self._sync_states(list(self.module.buffers()))
         output = self.module(*inputs, **kwargs)
-        if self.find_unused_parameters and ember.is_grad_enabled() and self.require_backward_grad_sync:
-            reached = self._reachable(output)
-            for i, p in enumerate(self._params):
-                if self._key(p) not in reached:
-                    self._mark_ready(i, used=False)
+        if (self.find_unused_parameters or self.static_graph) and ember.is_grad_enabled() \
+                and self.require_backward_grad_sync:
+            unused = self._static_unused
+            if unused is None:  # static_graph: only the first iteration searches the graph
+                reached = self._reachable(output)
+                unused = [i for i, p in enumerate(self._params) if self._key(p) not in reached]
+                if self.static_graph:
+                    self._static_unused = unused
+            for i in unused:
+                self._mark_ready(i, used=False)
         return output
 
     @staticmethod
@@ -281,7 +309,17 @@ class DistributedDataParallel(Module):
         raise NotImplementedError('ember: DistributedDataParallel.join (uneven inputs) is not implemented')
 
     def register_comm_hook(self, state, hook):
-        raise NotImplementedError('ember: DistributedDataParallel.register_comm_hook is not implemented')
+        """hook(state, bucket: GradBucket) -> Future of the bucket's averaged
+        gradients replaces the all-reduce of each bucket (register once,
+        before training; ember.distributed.algorithms.ddp_comm_hooks has the
+        default ones)."""
+        if not callable(hook):
+            raise TypeError(f'Communication hook must be callable, got {type(hook).__name__}')
+        if self._comm_hook is not None:
+            raise RuntimeError('register_comm_hook or register_builtin_comm_hook can only be called once.')
+        if self._started or self._order:
+            raise RuntimeError('register_comm_hook must be called before the first forward/backward pass')
+        self._comm_hook = (state, hook)
 
 
 class DistributedDataParallelCPU(DistributedDataParallel):
