@@ -195,6 +195,34 @@ for g, p in zip(hooked_grads('st', spy), plain):
 assert len(seen) > 1 and [i for i, _ in seen] == list(range(len(seen))) and seen[-1][1] and not seen[0][1], seen
 
 
+# --- join: rank 0 trains 3 batches, rank 1 one; the gradient of each step is the active ranks'
+# sum divided by the world size (divide_by_initial_world_size) or by the active ranks
+def lin():
+    ember.manual_seed(3)
+    return nn.Linear(3, 2)
+
+
+xs, counts = ember.randn(W, 3, 4, 3), [3, 1]
+for divide in (True, False):
+    ref, model = lin(), lin()
+    ddp = DDP(model)
+    o_ref, o = ember.optim.SGD(ref.parameters(), lr=0.1), ember.optim.SGD(ddp.parameters(), lr=0.1)
+    snapshots = []
+    for k in range(max(counts)):
+        o_ref.zero_grad()
+        active = [r for r in range(W) if k < counts[r]]
+        sum(ref(xs[r, k]).pow(2).mean() for r in active).div(W if divide else len(active)).backward()
+        o_ref.step()
+        snapshots.append([p.detach().clone() for p in ref.parameters()])
+    with ddp.join(divide_by_initial_world_size=divide):
+        for k in range(counts[R]):
+            o.zero_grad()
+            ddp(xs[R, k]).pow(2).mean().backward()
+            o.step()
+    for p, q in zip(model.parameters(), snapshots[counts[R] - 1]):
+        assert ember.allclose(p, q, rtol=1e-5, atol=1e-6), f'join (divide_by_initial_world_size={divide})'
+
+
 # --- broadcast_buffers: rank 0's buffers at every forward
 class WithBuffer(nn.Linear):
     def __init__(self):
