@@ -23,13 +23,17 @@ _spec.loader.exec_module(dist_run)
 def allreduce_rows():
     sizes = [4 << 10, 64 << 10, 1 << 20] + ([] if quick() else [16 << 20])
     exe = dist_run.build_mpi_bench()
-    c = dist_run.mpirun(2, [exe] + [str(s) for s in sizes])
-    e = dist_run.mpirun(2, [PYTHON, os.path.join(HERE, 'allreduce_ember.py')] + [str(s) for s in sizes])
+    best_c, best_e = [1e30] * len(sizes), [1e30] * len(sizes)
+    for _ in range(1 if quick() else 2):  # alternate the two sides (the load drifts); keep each one's best
+        c = dist_run.mpirun(2, [exe] + [str(s) for s in sizes])
+        e = dist_run.mpirun(2, [PYTHON, os.path.join(HERE, 'allreduce_ember.py')] + [str(s) for s in sizes])
+        for k in range(len(sizes)):
+            best_c[k], best_e[k] = min(best_c[k], float(c[k].split()[1])), min(best_e[k], float(e[k].split()[1]))
     rows = []
     for k, size in enumerate(sizes):
         label = f'{size >> 10} KiB' if size < (1 << 20) else f'{size >> 20} MiB'
-        rows.append(figure(__file__, f'all_reduce {label} float32, 2 ranks', 'us', 1, float(e[k].split()[1]),
-                           float(c[k].split()[1]), note='torch column: MPI_Allreduce from C'))
+        rows.append(figure(__file__, f'all_reduce {label} float32, 2 ranks', 'us', 1, best_e[k], best_c[k],
+                           note='torch column: MPI_Allreduce from C'))
     return rows
 
 
