@@ -145,7 +145,6 @@ except RuntimeError as e:
 
 
 # --- register_comm_hook: the default hooks (torch's names) and a custom one seeing GradBuckets
-import torch  # noqa: E402 (the oracle: its hook module's names)
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as torch_hooks  # noqa: E402
 from ember.distributed.algorithms.ddp_comm_hooks import default_hooks  # noqa: E402
 assert set(default_hooks.__all__) <= set(dir(torch_hooks))
