@@ -18,6 +18,7 @@ from .collectives import (all_reduce, broadcast, reduce, all_gather, all_gather_
 from .options import (AllreduceOptions, AllreduceCoalescedOptions, BroadcastOptions, ReduceOptions,
                       GatherOptions, ScatterOptions, ReduceScatterOptions, AllToAllOptions, BarrierOptions)
 from .grad_bucket import GradBucket
+from .distributed_c10d import _make_nccl_premul_sum
 from .store import Store, TCPStore, HashStore, PrefixStore, FileStore
 from .rendezvous import rendezvous, register_rendezvous_handler
 

@@ -75,7 +75,8 @@ def _opcode(op, t):
         raise TypeError(f'op must be a ReduceOp, got {op!r}')
     code = op.code
     if code == ReduceOp.PREMUL_SUM.code:
-        raise NotImplementedError('ember.distributed: ReduceOp.PREMUL_SUM is not implemented')
+        raise NotImplementedError('ember.distributed: ReduceOp.PREMUL_SUM is implemented for all_reduce only, '
+                                  'with a factor (dist._make_nccl_premul_sum(factor))')
     if code in _BITWISE and t.is_floating_point():
         raise RuntimeError(f'ember.distributed: {op.name} needs an integer or bool tensor, got {t.dtype}')
     if code == _AVG:
@@ -176,6 +177,14 @@ def _blocking(g, name, kind, t, code, peer=0):
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces tensor over the group in place: every rank gets the result."""
     g = _group(group)
+    if type(op) is ReduceOp and hasattr(op, '_factor'):  # PREMUL_SUM: scale each rank's input, then sum
+        _check(tensor)
+        if not tensor.is_floating_point():
+            raise RuntimeError(f'ember.distributed: ReduceOp.PREMUL_SUM needs a floating-point tensor, got '
+                               f'{tensor.dtype}')
+        with ember.no_grad():
+            tensor.detach().mul_(op._factor)
+        op = ReduceOp.SUM
     if not async_op and type(op) is ReduceOp and _blocking(g, 'all_reduce', g._backend.ALLREDUCE, tensor, op.code):
         if op.code == _AVG:
             with ember.no_grad():

@@ -70,6 +70,22 @@ for _i, _n in enumerate(('SUM', 'PRODUCT', 'MIN', 'MAX', 'BAND', 'BOR', 'BXOR', 
 _AVG = ReduceOp.AVG.code
 
 
+def _make_nccl_premul_sum(factor):
+    """ReduceOp.PREMUL_SUM with its factor (a number, or a list of one-element
+    tensors as torch takes per device): all_reduce multiplies each rank's
+    input by it, then sums."""
+    if isinstance(factor, (list, tuple)) and factor and all(isinstance(t, ember.Tensor) for t in factor):
+        value = factor[0]
+    elif isinstance(factor, (int, float)) and not isinstance(factor, bool):
+        value = float(factor)
+    else:
+        raise TypeError(f'_make_nccl_premul_sum(): factor must be a float or a list of tensors, got '
+                        f'{type(factor).__name__}')
+    op = ReduceOp('PREMUL_SUM', ReduceOp.PREMUL_SUM.code)
+    op._factor = value
+    return op
+
+
 class reduce_op:
     """Deprecated alias of ReduceOp (torch.distributed.reduce_op)."""
     SUM, PRODUCT, MIN, MAX = ReduceOp.SUM, ReduceOp.PRODUCT, ReduceOp.MIN, ReduceOp.MAX

@@ -212,6 +212,21 @@ def misc():
                   (ember.ones(3, 2).t(), 0), (ember.ones(3), 4), (ember.ones(3, dtype=ember.bool), 7),
                   (ember.ones(3), 8)):
         assert b.blocking(b.ALLREDUCE, comm, t, op, 0, 60.0) == 0, (t, op)
+    # PREMUL_SUM with a factor (torch's _make_nccl_premul_sum): each rank's input scaled, then summed
+    for factor in (0.5, [ember.tensor([0.5])]):
+        x = ember.full((2, 3), float(R + 1)).t()
+        dist.all_reduce(x, op=dist._make_nccl_premul_sum(factor))
+        assert x.eq(1.5).all().item(), x
+    assert dist._make_nccl_premul_sum(2.0) == dist.ReduceOp.PREMUL_SUM
+    for bad, exc in ((lambda: dist._make_nccl_premul_sum('x'), TypeError),
+                     (lambda: dist.all_reduce(ember.ones(2, dtype=ember.int64), op=dist._make_nccl_premul_sum(2.0)),
+                      RuntimeError),
+                     (lambda: dist.reduce(ember.ones(2), 0, op=dist._make_nccl_premul_sum(2.0)), NotImplementedError)):
+        try:
+            bad()
+            failures.append(f'PREMUL_SUM: no {exc.__name__}')
+        except exc:
+            pass
     # Work.get_future: a Future of the output tensors, chained with then (torch's interface)
     x = ember.ones(4) * (R + 1)
     fut = dist.all_reduce(x, async_op=True).get_future()
