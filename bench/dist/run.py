@@ -23,6 +23,14 @@ def mpirun(n, argv):
     return subprocess.run(cmd, env=ENV, capture_output=True, text=True, check=True).stdout.split('\n')
 
 
+def build_mpi_bench():
+    """allreduce_mpi.c compiled into build/; its path."""
+    exe = os.path.join(ROOT, 'build', 'bench_allreduce_mpi')
+    os.makedirs(os.path.dirname(exe), exist_ok=True)
+    subprocess.run(['mpicc', '-O2', '-o', exe, os.path.join(HERE, 'allreduce_mpi.c')], check=True)
+    return exe
+
+
 def cpu_model():
     with open('/proc/cpuinfo') as f:
         names = [line.split(':', 1)[1].strip() for line in f if line.startswith('model name')]
@@ -34,9 +42,7 @@ def main():
     lines = []
     print = lines.append  # noqa: A001 (the tables go to stdout and RESULTS.md)
     sizes = [4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20][:3 if quick else 5]
-    exe = os.path.join(ROOT, 'build', 'bench_allreduce_mpi')
-    os.makedirs(os.path.dirname(exe), exist_ok=True)
-    subprocess.run(['mpicc', '-O2', '-o', exe, os.path.join(HERE, 'allreduce_mpi.c')], check=True)
+    exe = build_mpi_bench()
     rows = []
     for _ in range(2):  # alternate the two sides; keep each one's best
         c = [line.split() for line in mpirun(2, [exe] + [str(s) for s in sizes]) if line]
@@ -52,8 +58,8 @@ def main():
         label = f'{size >> 10} KiB' if size < (1 << 20) else f'{size >> 20} MiB'
         print(f'| {label} | {bus(tc):.2f} | {bus(te):.2f} | {tc / te:.2f} |')
     steps = '5' if quick else '30'
-    one = mpirun(1, [sys.executable, os.path.join(HERE, 'ddp_step.py'), steps])[0].split()
-    two = mpirun(2, [sys.executable, os.path.join(HERE, 'ddp_step.py'), steps])[0].split()
+    one = mpirun(1, [sys.executable, os.path.join(HERE, 'ddp_step.py'), 'mlp', steps])[0].split()
+    two = mpirun(2, [sys.executable, os.path.join(HERE, 'ddp_step.py'), 'mlp', steps])[0].split()
     print('')
     print('| MLP 784-512-512-10, batch 128 per rank | ms / step | of which waiting for all-reduce | samples/s |')
     print('|---|---|---|---|')

@@ -5,6 +5,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../../../src/dist/mpi_backend.h"
 
 typedef struct {
@@ -138,6 +139,89 @@ fail:
     return NULL;
 }
 
+/* The dtype of a buffer-protocol format, as ember's tensors export them
+ * (bfloat16 and complex tensors export none: they take the general path). */
+static const char *format_dtype(const char *format)
+{
+    static const char *const table[][2] = {{"f", "float32"}, {"d", "float64"}, {"e", "float16"}, {"q", "int64"},
+                                           {"i", "int32"},   {"h", "int16"},   {"b", "int8"},    {"B", "uint8"},
+                                           {"?", "bool"}};
+    for (size_t i = 0; format && i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(format, table[i][0]))
+            return table[i][1];
+    return NULL;
+}
+
+enum { OP_AVG = DM_NUM_OPS }; /* ember.distributed.ReduceOp's code after BXOR: a SUM, divided by the caller */
+
+/* blocking(kind, comm, tensor, op, peer, timeout) -> 1 done, 0 not taken,
+ * -1 timed out: the fast path of a blocking in-place collective (all_reduce,
+ * broadcast) on a contiguous CPU tensor, whose buffer (the buffer protocol)
+ * gives its address, size, dtype and contiguity in one call: no Work, run at
+ * once on this thread when the communication thread is idle (dm_try_inline),
+ * else queued and waited for up to `timeout` seconds. 0 (the caller takes
+ * the general path, which explains) for anything else: a tensor that is not
+ * contiguous, requires grad or has no buffer format, an op the dtype does
+ * not take. RuntimeError when MPI failed. A small all-reduce takes a few
+ * microseconds in MPI: this is the whole per-call cost, so keep it lean. */
+static PyObject *mod_blocking(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6)
+        return PyErr_Format(PyExc_TypeError, "blocking() takes 6 arguments (%zd given)", nargs);
+    long kind = PyLong_AsLong(args[0]), comm = PyLong_AsLong(args[1]), op = PyLong_AsLong(args[3]);
+    long peer = PyLong_AsLong(args[4]);
+    double seconds = PyFloat_AsDouble(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (kind != DM_ALLREDUCE && kind != DM_BROADCAST)
+        return PyErr_Format(PyExc_ValueError, "blocking(): operation %ld is not an in-place collective", kind);
+    Py_buffer view;
+    if (!PyObject_CheckBuffer(args[2]) || PyObject_GetBuffer(args[2], &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) {
+        PyErr_Clear();
+        return PyLong_FromLong(0);
+    }
+    const char *dtype = format_dtype(view.format);
+    int floating = dtype && strchr("fde", view.format[0]) != NULL, is_bool = dtype && view.format[0] == '?';
+    if (op == OP_AVG)
+        op = is_bool ? -1 : DM_SUM;
+    else if (floating && (op == DM_BAND || op == DM_BOR || op == DM_BXOR))
+        op = -1;
+    int di = dtype ? dm_dtype_index(dtype) : -1;
+    if (di < 0 || op < 0 || op >= DM_NUM_OPS) {
+        PyBuffer_Release(&view);
+        return PyLong_FromLong(0);
+    }
+    dm_work *w = dm_work_new((dm_kind)kind);
+    if (!w) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    w->comm = (int)comm, w->recv = view.buf, w->count = view.len / view.itemsize, w->dtype = di;
+    w->op = (dm_op)op, w->peer = (int)peer;
+    dm_state s;
+    char err[128];
+    int queued_ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    if (dm_try_inline(w, seconds))
+        s = w->state;
+    else if (!(queued_ok = !dm_submit(w, err, sizeof err)))
+        s = DM_FAILED;
+    else
+        s = dm_wait(w, seconds);
+    Py_END_ALLOW_THREADS
+    if (s != DM_QUEUED)  /* timed out: the queue may still write there, keep the tensor alive (the job is ending) */
+        PyBuffer_Release(&view);
+    PyObject *r = NULL;
+    if (!queued_ok)
+        PyErr_Format(PyExc_RuntimeError, "%s", err);
+    else if (s == DM_FAILED)
+        PyErr_Format(PyExc_RuntimeError, "%s", w->error);
+    else
+        r = PyLong_FromLong(s == DM_DONE ? 1 : -1);
+    dm_work_release(w);
+    return r;
+}
+
 static PyObject *mod_finalize(PyObject *m, PyObject *unused)
 {
     Py_BEGIN_ALLOW_THREADS
@@ -161,6 +245,8 @@ static PyMethodDef methods[] = {
     {"init", mod_init, METH_NOARGS, "init() -> (rank, world_size): starts MPI (once per process)"},
     {"submit", mod_submit, METH_VARARGS,
      "submit(kind, comm, send, recv, count, dtype, op, peer, tag, ints, inline_timeout=None) -> Work"},
+    {"blocking", (PyCFunction)(void (*)(void))mod_blocking, METH_FASTCALL,
+     "blocking(kind, comm, tensor, op, peer, timeout) -> 1 done, 0 not taken, -1 timed out"},
     {"finalize", mod_finalize, METH_NOARGS, "finalize(): MPI_Finalize after the queued work"},
     {"abort", mod_abort, METH_O, "abort(code): MPI_Abort, ending every process of the job"},
     {NULL},

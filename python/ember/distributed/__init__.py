@@ -15,6 +15,10 @@ from .collectives import (all_reduce, broadcast, reduce, all_gather, all_gather_
                           reduce_scatter, reduce_scatter_tensor, all_to_all, all_to_all_single, send, recv, isend,
                           irecv, P2POp, batch_isend_irecv, broadcast_object_list, all_gather_object, gather_object,
                           scatter_object_list)
+from .options import (AllreduceOptions, AllreduceCoalescedOptions, BroadcastOptions, ReduceOptions,
+                      GatherOptions, ScatterOptions, ReduceScatterOptions, AllToAllOptions, BarrierOptions)
+from .grad_bucket import GradBucket
+from .distributed_c10d import _make_nccl_premul_sum
 from .store import Store, TCPStore, HashStore, PrefixStore, FileStore
 from .rendezvous import rendezvous, register_rendezvous_handler
 

@@ -75,7 +75,8 @@ def _opcode(op, t):
         raise TypeError(f'op must be a ReduceOp, got {op!r}')
     code = op.code
     if code == ReduceOp.PREMUL_SUM.code:
-        raise NotImplementedError('ember.distributed: ReduceOp.PREMUL_SUM is not implemented')
+        raise NotImplementedError('ember.distributed: ReduceOp.PREMUL_SUM is implemented for all_reduce only, '
+                                  'with a factor (dist._make_nccl_premul_sum(factor))')
     if code in _BITWISE and t.is_floating_point():
         raise RuntimeError(f'ember.distributed: {op.name} needs an integer or bool tensor, got {t.dtype}')
     if code == _AVG:
@@ -156,9 +157,39 @@ def _run(g, name, kind, async_op, send=None, recv=None, count=0, op=None, peer=0
 
 # ------------------------------------------------------------ collectives
 
+def _blocking(g, name, kind, t, code, peer=0):
+    """The fast path of a blocking in-place collective: the backend runs it at
+    once on a contiguous CPU tensor (ember._mpi.blocking says which), with no
+    Work nor copies, and it returns True; else False, and the caller takes
+    the general path. A small all-reduce is a few microseconds in MPI: the
+    Python around it must be less (so no helpers here)."""
+    if not isinstance(t, ember.Tensor) or c10d._debug_level is c10d.DebugLevel.DETAIL:
+        return False
+    try:
+        r = g._backend.blocking(kind, g._comm, t, code, peer, g._timeout_s)
+    except RuntimeError as e:
+        raise c10d._failed(name, e) from None
+    if r < 0:
+        raise c10d._timed_out(name, g._timeout_s)
+    return r == 1
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces tensor over the group in place: every rank gets the result."""
     g = _group(group)
+    if type(op) is ReduceOp and hasattr(op, '_factor'):  # PREMUL_SUM: scale each rank's input, then sum
+        _check(tensor)
+        if not tensor.is_floating_point():
+            raise RuntimeError(f'ember.distributed: ReduceOp.PREMUL_SUM needs a floating-point tensor, got '
+                               f'{tensor.dtype}')
+        with ember.no_grad():
+            tensor.detach().mul_(op._factor)
+        op = ReduceOp.SUM
+    if not async_op and type(op) is ReduceOp and _blocking(g, 'all_reduce', g._backend.ALLREDUCE, tensor, op.code):
+        if op.code == _AVG:
+            with ember.no_grad():
+                _average(tensor.detach(), g.size())
+        return None
     _check(tensor)
     back = []
     c = _contig(tensor, back)
@@ -169,6 +200,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 def broadcast(tensor, src, group=None, async_op=False):
     """Copies src's tensor into every rank's."""
     g = _group(group)
+    if not async_op and _blocking(g, 'broadcast', g._backend.BROADCAST, tensor, 0, _peer(g, src, 'src')):
+        return None
     _check(tensor)
     back = []
     c = _contig(tensor, back)

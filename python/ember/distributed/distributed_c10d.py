@@ -10,6 +10,7 @@ import sys
 from datetime import timedelta
 
 import ember
+from ..futures import Future
 
 __all__ = ['Backend', 'ReduceOp', 'reduce_op', 'DebugLevel', 'Work', 'ProcessGroup', 'GroupMember', 'group',
            'default_pg_timeout', 'is_available', 'is_mpi_available', 'is_nccl_available', 'is_gloo_available',
@@ -67,6 +68,22 @@ class ReduceOp:
 for _i, _n in enumerate(('SUM', 'PRODUCT', 'MIN', 'MAX', 'BAND', 'BOR', 'BXOR', 'AVG', 'PREMUL_SUM')):
     setattr(ReduceOp, _n, ReduceOp(_n, _i))
 _AVG = ReduceOp.AVG.code
+
+
+def _make_nccl_premul_sum(factor):
+    """ReduceOp.PREMUL_SUM with its factor (a number, or a list of one-element
+    tensors as torch takes per device): all_reduce multiplies each rank's
+    input by it, then sums."""
+    if isinstance(factor, (list, tuple)) and factor and all(isinstance(t, ember.Tensor) for t in factor):
+        value = factor[0]
+    elif isinstance(factor, (int, float)) and not isinstance(factor, bool):
+        value = float(factor)
+    else:
+        raise TypeError(f'_make_nccl_premul_sum(): factor must be a float or a list of tensors, got '
+                        f'{type(factor).__name__}')
+    op = ReduceOp('PREMUL_SUM', ReduceOp.PREMUL_SUM.code)
+    op._factor = value
+    return op
 
 
 class reduce_op:
@@ -142,6 +159,20 @@ def is_torchelastic_launched():
     return os.getenv('TORCHELASTIC_RUN_ID') is not None
 
 
+def _failed(name, e):
+    """The error of an operation the backend reports failed (e)."""
+    hint = ('; the ranks passed tensors of different sizes (TORCH_DISTRIBUTED_DEBUG=DETAIL checks every '
+            'collective)') if 'TRUNCATE' in str(e) else ''
+    return RuntimeError(f'ember.distributed: {name} failed on rank {_world.rank}: {e}{hint}')
+
+
+def _timed_out(name, seconds):
+    """The error of an operation not done after `seconds`."""
+    _state.stuck = True  # the communication thread may never come back: abort at exit
+    return RuntimeError(f'ember.distributed: {name} timed out after {seconds:g} s on rank {_world.rank} (world '
+                        f'size {_world.size}): another rank died, is stuck, or did not call the same collective')
+
+
 class Work:
     """The handle of an operation (async_op=True): wait(timeout=None) blocks
     until it is complete (RuntimeError after the timeout: a peer died or is
@@ -158,10 +189,7 @@ class Work:
                 if not w.wait(seconds):
                     return False
             except RuntimeError as e:
-                hint = ('; the ranks passed tensors of different sizes (TORCH_DISTRIBUTED_DEBUG=DETAIL checks '
-                        'every collective)') if 'TRUNCATE' in str(e) else ''
-                self._exception = RuntimeError(f'ember.distributed: {self._name} failed on rank '
-                                               f'{_world.rank}: {e}{hint}')
+                self._exception = _failed(self._name, e)
                 self._done = True
                 raise self._exception from None
         if not self._done:
@@ -176,10 +204,7 @@ class Work:
         t = self._group._timeout if timeout is None else timeout
         seconds = t.total_seconds() if isinstance(t, timedelta) else float(t)
         if not self._complete(seconds):
-            _state.stuck = True  # the communication thread may never come back: abort at exit
-            raise RuntimeError(f'ember.distributed: {self._name} timed out after {seconds:g} s on rank '
-                               f'{_world.rank} (world size {_world.size}): another rank died, is stuck, or did '
-                               f'not call the same collective')
+            raise _timed_out(self._name, seconds)
         return True
 
     def is_completed(self):
@@ -203,7 +228,11 @@ class Work:
         self.wait()
 
     def get_future(self):
-        raise NotImplementedError('ember.distributed: Work.get_future (futures) is not implemented; use wait()')
+        """A Future whose value is the output tensors, once the work is done."""
+        def outputs():
+            self.wait()
+            return self._outputs
+        return Future(outputs, self.is_completed)
 
 
 class ProcessGroup:
@@ -213,6 +242,7 @@ class ProcessGroup:
     def __init__(self, backend_name, backend, comm, ranks, my_rank, timeout):
         self._backend_name, self._backend, self._comm = backend_name, backend, comm
         self._ranks, self._rank, self._timeout = list(ranks), my_rank, timeout
+        self._timeout_s = timeout.total_seconds()  # read by every blocking collective
 
     def rank(self):
         return self._rank

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 import ember
+import ember.futures
 import ember.distributed as dist
 
 dist.init_process_group('mpi')
@@ -203,6 +204,53 @@ def misc():
     w.wait()
     assert w.is_completed() and w.is_success() and x.eq(3).all().item()
     assert dist.all_reduce(ember.ones(2), async_op=False) is None
+    # the fast path (ember._mpi.blocking) takes contiguous CPU tensors of the dtypes with a buffer format
+    b, comm = dist.distributed_c10d._default()._backend, dist.distributed_c10d._default()._comm
+    for dt in ('float32', 'float64', 'float16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool'):
+        assert b.blocking(b.ALLREDUCE, comm, ember.ones(3, dtype=getattr(ember, dt)), 3, 0, 60.0) == 1, dt
+    for t, op in ((ember.ones(3, dtype=ember.bfloat16), 0), (ember.ones(3, requires_grad=True), 0),
+                  (ember.ones(3, 2).t(), 0), (ember.ones(3), 4), (ember.ones(3, dtype=ember.bool), 7),
+                  (ember.ones(3), 8)):
+        assert b.blocking(b.ALLREDUCE, comm, t, op, 0, 60.0) == 0, (t, op)
+    # PREMUL_SUM with a factor (torch's _make_nccl_premul_sum): each rank's input scaled, then summed
+    for factor in (0.5, [ember.tensor([0.5])]):
+        x = ember.full((2, 3), float(R + 1)).t()
+        dist.all_reduce(x, op=dist._make_nccl_premul_sum(factor))
+        assert x.eq(1.5).all().item(), x
+    assert dist._make_nccl_premul_sum(2.0) == dist.ReduceOp.PREMUL_SUM
+    for bad, exc in ((lambda: dist._make_nccl_premul_sum('x'), TypeError),
+                     (lambda: dist.all_reduce(ember.ones(2, dtype=ember.int64), op=dist._make_nccl_premul_sum(2.0)),
+                      RuntimeError),
+                     (lambda: dist.reduce(ember.ones(2), 0, op=dist._make_nccl_premul_sum(2.0)), NotImplementedError)):
+        try:
+            bad()
+            failures.append(f'PREMUL_SUM: no {exc.__name__}')
+        except exc:
+            pass
+    # Work.get_future: a Future of the output tensors, chained with then (torch's interface)
+    x = ember.ones(4) * (R + 1)
+    fut = dist.all_reduce(x, async_op=True).get_future()
+    doubled = fut.then(lambda f: f.value()[0] * 2)
+    assert doubled.wait().tolist() == [6.0] * 4 and fut.done() and fut.value()[0] is x
+    f0 = ember.futures.Future()
+    seen = []
+    f0.add_done_callback(lambda f: seen.append(f.value()))
+    f0.set_result(5)
+    assert seen == [5] and f0.wait() == 5
+    try:
+        f0.set_result(6)
+        failures.append('Future.set_result twice: no error')
+    except RuntimeError:
+        pass
+    # the *Options records: torch's fields and defaults
+    for name in ('AllreduceOptions', 'AllreduceCoalescedOptions', 'BroadcastOptions', 'ReduceOptions',
+                 'GatherOptions', 'ScatterOptions', 'ReduceScatterOptions', 'AllToAllOptions', 'BarrierOptions'):
+        mine, theirs = getattr(dist, name)(), getattr(torch.distributed, name)()
+        for k in (k for k in dir(theirs) if not k.startswith('_')):
+            a, b = getattr(mine, k), getattr(theirs, k)
+            same = ((a == dist.ReduceOp.SUM) == (b == torch.distributed.ReduceOp.SUM)) if k == 'reduceOp' else a == b
+            if not same:
+                failures.append(f'{name}.{k}: {a!r} vs torch {b!r}')
     # groups
     g = dist.new_group([1])
     if R == 1:

@@ -117,6 +117,23 @@ for it in range(2):
         else:
             assert ember.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6), f'find_unused_parameters: {n}'
 
+# --- static_graph: the first iteration finds the unused parameters; later ones do not search the graph
+ref, model = Branchy(), Branchy()
+ddp = DDP(model, static_graph=True)
+searches, search = [], ddp._reachable
+ddp._reachable = lambda out: searches.append(1) or search(out)
+for it in range(3):
+    for p in list(ref.parameters()) + list(model.parameters()):
+        p.grad = None
+    sum(ref(x[r], r == 0).pow(2).mean() for r in range(W)).div(W).backward()
+    ddp(x[R], R == 0).pow(2).mean().backward()
+    for (n, p), q in zip(model.named_parameters(), ref.parameters()):
+        if n.startswith('never'):
+            assert p.grad is None, n
+        else:
+            assert ember.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6), f'static_graph: {n}'
+assert searches == [1], f'static_graph searched the graph {len(searches)} times'
+
 # --- without find_unused_parameters an unused parameter is reported at the next forward
 ddp = DDP(Branchy())
 ddp(x[R], True).sum().backward()  # `never` gets no gradient
@@ -125,6 +142,84 @@ try:
     raise AssertionError('no error for an unused parameter')
 except RuntimeError as e:
     assert 'Expected to have finished reduction' in str(e)
+
+
+# --- register_comm_hook: the default hooks (torch's names) and a custom one seeing GradBuckets
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as torch_hooks  # noqa: E402
+from ember.distributed.algorithms.ddp_comm_hooks import default_hooks  # noqa: E402
+assert set(default_hooks.__all__) <= set(dir(torch_hooks))
+xb, yb = ember.randn(2, 4, 1, 28, 28), ember.randint(0, 10, (2, 4))
+
+
+def hooked_grads(state=None, hook=None):
+    model = cnn()
+    ddp = DDP(model, bucket_cap_mb=0.01)
+    if hook is not None:
+        ddp.register_comm_hook(state, hook)
+        try:
+            ddp.register_comm_hook(state, hook)
+            raise AssertionError('register_comm_hook twice: no error')
+        except RuntimeError:
+            pass
+    loss_fn(ddp(xb[R]), yb[R]).backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+local = cnn()
+loss_fn(local(xb[R]), yb[R]).backward()
+every = [[ember.empty_like(p.grad) for _ in range(W)] for p in local.parameters()]
+for out, p in zip(every, local.parameters()):
+    dist.all_gather(out, p.grad)
+plain = hooked_grads()
+for g, gs in zip(hooked_grads(None, default_hooks.allreduce_hook), every):
+    assert ember.allclose(g, (gs[0] + gs[1]) / 2, rtol=1e-6, atol=1e-7), 'allreduce_hook'
+for hook, dt in ((default_hooks.fp16_compress_hook, ember.float16), (default_hooks.bf16_compress_hook, ember.bfloat16),
+                 (default_hooks.fp16_compress_wrapper(default_hooks.allreduce_hook), ember.float16)):
+    for g, gs, f in zip(hooked_grads(None, hook), every, plain):
+        want = sum(a.to(dt).div(W).float() for a in gs).to(dt).float()  # each rank's share rounded, summed, rounded
+        assert ember.allclose(g, want, rtol=1e-6, atol=1e-8), f'{hook.__name__}: {(g - want).abs().max()}'
+        assert ember.allclose(g, f, rtol=2e-2, atol=1e-3)
+seen = []
+
+
+def spy(state, bucket):
+    assert state == 'st' and bucket.buffer().numel() == sum(t.numel() for t in bucket.gradients())
+    assert [tuple(t.shape) for t in bucket.gradients()] == [tuple(p.shape) for p in bucket.parameters()]
+    seen.append((bucket.index(), bucket.is_last()))
+    return default_hooks.allreduce_hook(None, bucket)
+
+
+for g, p in zip(hooked_grads('st', spy), plain):
+    assert ember.allclose(g, p, rtol=1e-6, atol=1e-7), 'custom hook'
+assert len(seen) > 1 and [i for i, _ in seen] == list(range(len(seen))) and seen[-1][1] and not seen[0][1], seen
+
+
+# --- join: rank 0 trains 3 batches, rank 1 one; the gradient of each step is the active ranks'
+# sum divided by the world size (divide_by_initial_world_size) or by the active ranks
+def lin():
+    ember.manual_seed(3)
+    return nn.Linear(3, 2)
+
+
+xs, counts = ember.randn(W, 3, 4, 3), [3, 1]
+for divide in (True, False):
+    ref, model = lin(), lin()
+    ddp = DDP(model)
+    o_ref, o = ember.optim.SGD(ref.parameters(), lr=0.1), ember.optim.SGD(ddp.parameters(), lr=0.1)
+    snapshots = []
+    for k in range(max(counts)):
+        o_ref.zero_grad()
+        active = [r for r in range(W) if k < counts[r]]
+        sum(ref(xs[r, k]).pow(2).mean() for r in active).div(W if divide else len(active)).backward()
+        o_ref.step()
+        snapshots.append([p.detach().clone() for p in ref.parameters()])
+    with ddp.join(divide_by_initial_world_size=divide):
+        for k in range(counts[R]):
+            o.zero_grad()
+            ddp(xs[R, k]).pow(2).mean().backward()
+            o.step()
+    for p, q in zip(model.parameters(), snapshots[counts[R] - 1]):
+        assert ember.allclose(p, q, rtol=1e-5, atol=1e-6), f'join (divide_by_initial_world_size={divide})'
 
 
 # --- broadcast_buffers: rank 0's buffers at every forward

@@ -8,7 +8,9 @@ gradient accumulation copies it into its bucket; a full bucket is
 all-reduced asynchronously at once, in bucket order on every rank (which is
 what keeps the ranks' collectives matched), so communication overlaps the
 rest of backward. The last hook waits for the buckets and writes the
-averages back into .grad."""
+averages back into .grad. register_comm_hook replaces a bucket's
+all-reduce by a hook's Future; join() lets ranks with fewer batches shadow
+the others' collectives; static_graph searches for unused parameters once."""
 from contextlib import contextmanager
 
 import ember
@@ -71,6 +73,10 @@ class DistributedDataParallel(Module):
         self._sync_states(list(module.parameters()) + list(module.buffers()))
         self._build_buckets(list(reversed(range(len(params)))))
         self._order, self._rebuilt = [], False
+        self._comm_hook = None      # (state, hook) from register_comm_hook
+        self._static_unused = None  # static_graph: the parameters the first iteration did not use
+        self._join_divide = None    # inside join(): divide_by_initial_world_size; else None
+        self._active = self.process_group.size()  # ranks not yet joined, as of this iteration
         self._hooks = [p.register_post_accumulate_grad_hook(self._hook(i)) for i, p in enumerate(params)]
         self._reset()
 
@@ -174,22 +180,45 @@ class DistributedDataParallel(Module):
                 view.copy_(p.grad)
         bucket.pending -= 1
         while self._next_bucket < len(self._buckets) and self._buckets[self._next_bucket].pending == 0:
-            nb = self._buckets[self._next_bucket]
-            nb.work = _dist().all_reduce(nb.flat, op=_dist().ReduceOp.AVG, group=self.process_group,
-                                         async_op=True)
+            self._launch(self._next_bucket)
             self._next_bucket += 1
         if self._next_bucket == len(self._buckets):
             self._finalize()
 
+    def _launch(self, b):
+        """Starts bucket b's averaging: an async all_reduce, or the comm hook's Future."""
+        dist, bucket = _dist(), self._buckets[b]
+        if self._comm_hook is None:
+            op = dist.ReduceOp.SUM if self._join_divide is False else dist.ReduceOp.AVG  # join: by the active ranks
+            bucket.work = dist.all_reduce(bucket.flat, op=op, group=self.process_group, async_op=True)
+            return
+        params = [self._params[i] for i in bucket.indices]
+        grad_bucket = dist.GradBucket(b, bucket.flat, [bucket.view(k, p) for k, p in enumerate(params)], params,
+                                      b == len(self._buckets) - 1)
+        state, hook = self._comm_hook
+        bucket.work = hook(state, grad_bucket)
+        if not hasattr(bucket.work, 'wait'):
+            raise RuntimeError(f'DistributedDataParallel: the communication hook must return a Future, got '
+                               f'{type(bucket.work).__name__}')
+
     def _finalize(self):
         dist = _dist()
         used = None
-        if self.find_unused_parameters:  # which parameters got a gradient on some rank
+        if self.find_unused_parameters or self.static_graph:  # which parameters got a gradient on some rank
             used = self._used.clone()
             dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
             used = used.tolist()
         for bucket in self._buckets:
-            bucket.work.wait()
+            result = bucket.work.wait()
+            if self._comm_hook is None and self._join_divide is False:
+                bucket.flat.div_(self._active)
+            if self._comm_hook is not None:
+                if not isinstance(result, ember.Tensor) or result.numel() != bucket.flat.numel():
+                    raise RuntimeError(f'DistributedDataParallel: the communication hook\'s Future must give a '
+                                       f'tensor of the bucket\'s {bucket.flat.numel()} elements')
+                if result.data_ptr() != bucket.flat.data_ptr():
+                    with ember.no_grad():
+                        bucket.flat.copy_(result.reshape(-1))
         with ember.no_grad():
             for bucket in self._buckets:
                 for k, i in enumerate(bucket.indices):
@@ -216,17 +245,25 @@ class DistributedDataParallel(Module):
                 '`torch.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs '
                 'participate in calculating loss. Parameter indices which did not receive grad: '
                 f'{[i for i, r in enumerate(self._ready) if not r]}')
-        if self._order and not self._rebuilt and ember.is_grad_enabled():
+        rebuild = bool(self._order) and not self._rebuilt and ember.is_grad_enabled()
+        if self._join_divide is not None and ember.is_grad_enabled():
+            self._join_round(1, rebuild)
+        if rebuild:
             self._rebuild_buckets()
             self._reset()
         if self.broadcast_buffers and self.require_forward_param_sync:
             self._sync_states(list(self.module.buffers()))
         output = self.module(*inputs, **kwargs)
-        if self.find_unused_parameters and ember.is_grad_enabled() and self.require_backward_grad_sync:
-            reached = self._reachable(output)
-            for i, p in enumerate(self._params):
-                if self._key(p) not in reached:
-                    self._mark_ready(i, used=False)
+        if (self.find_unused_parameters or self.static_graph) and ember.is_grad_enabled() \
+                and self.require_backward_grad_sync:
+            unused = self._static_unused
+            if unused is None:  # static_graph: only the first iteration searches the graph
+                reached = self._reachable(output)
+                unused = [i for i, p in enumerate(self._params) if self._key(p) not in reached]
+                if self.static_graph:
+                    self._static_unused = unused
+            for i in unused:
+                self._mark_ready(i, used=False)
         return output
 
     @staticmethod
@@ -277,11 +314,76 @@ class DistributedDataParallel(Module):
         finally:
             self.require_backward_grad_sync = old
 
+    # ---- uneven inputs ---------------------------------------------------------------
+    def _join_round(self, active, rebuild):
+        """Inside join(), before each training forward: every rank says whether it
+        is still active (and whether this iteration rebuilds the buckets and
+        synchronizes gradients); gives [active ranks, rebuild, sync]."""
+        flags = ember.tensor([active, int(rebuild), int(active and self.require_backward_grad_sync)],
+                             dtype=ember.int64)
+        _dist().all_reduce(flags, group=self.process_group)
+        counts = flags.tolist()
+        if counts[0]:
+            self._active = counts[0]
+        return counts
+
+    def _shadow(self):
+        """A rank out of inputs: joins the others' collectives, with zero
+        gradients, until every rank has joined."""
+        dist = _dist()
+        while True:
+            active, rebuild, sync = self._join_round(0, False)
+            if not active:
+                return
+            if rebuild and not self._rebuilt:
+                self._rebuild_buckets()
+            if self.broadcast_buffers and self.require_forward_param_sync:
+                self._sync_states(list(self.module.buffers()))
+            if not sync:
+                continue
+            for b, bucket in enumerate(self._buckets):
+                bucket.flat.zero_()
+                self._launch(b)
+            if self.find_unused_parameters or self.static_graph:
+                dist.all_reduce(ember.zeros(len(self._params), dtype=ember.int32), op=dist.ReduceOp.MAX,
+                                group=self.process_group)
+            for bucket in self._buckets:
+                bucket.work.wait()
+            self._reset()
+
+    @contextmanager
     def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
-        raise NotImplementedError('ember: DistributedDataParallel.join (uneven inputs) is not implemented')
+        """Training with a different number of batches per rank: a rank that runs
+        out of inputs leaves the loop and, at the end of the `with`, shadows the
+        others' all-reduces with zero gradients until all have finished. The
+        average divides by the world size (divide_by_initial_world_size) or by
+        the ranks still training."""
+        if not enable:
+            yield
+            return
+        if throw_on_early_termination:
+            raise NotImplementedError('ember: DistributedDataParallel.join(throw_on_early_termination=True) is '
+                                      'not implemented')
+        self._join_divide = bool(divide_by_initial_world_size)
+        try:
+            yield
+            self._shadow()
+        finally:
+            self._join_divide = None
+            self._active = self.process_group.size()
 
     def register_comm_hook(self, state, hook):
-        raise NotImplementedError('ember: DistributedDataParallel.register_comm_hook is not implemented')
+        """hook(state, bucket: GradBucket) -> Future of the bucket's averaged
+        gradients replaces the all-reduce of each bucket (register once,
+        before training; ember.distributed.algorithms.ddp_comm_hooks has the
+        default ones)."""
+        if not callable(hook):
+            raise TypeError(f'Communication hook must be callable, got {type(hook).__name__}')
+        if self._comm_hook is not None:
+            raise RuntimeError('register_comm_hook or register_builtin_comm_hook can only be called once.')
+        if self._started or self._order:
+            raise RuntimeError('register_comm_hook must be called before the first forward/backward pass')
+        self._comm_hook = (state, hook)
 
 
 class DistributedDataParallelCPU(DistributedDataParallel):
