@@ -6,11 +6,10 @@ backward formula where differentiable; det, inv, solve, lu_solve, pinv, matrix_e
 written with them here and differentiated through them. ember.linalg exports these."""
 import builtins
 import collections
-import inspect
 import math
 
 from . import _C
-from ._argcheck import accepts
+from ._argcheck import accepts, param_names
 from ._tensor import Tensor
 
 _MODULE = 'ember.return_types'
@@ -693,7 +692,7 @@ def _check_args(namespace, table):
     """Wraps each function of `table` in accepts(), its out= included (a tuple for tuple results)."""
     for name, kinds in table.items():
         fn = namespace[name]
-        if 'out' in inspect.signature(fn).parameters:
+        if 'out' in sum(param_names(fn), ()):
             kinds = dict(kinds, out='Tensors?' if name in _TUPLE_RESULTS else 'Tensor?')
         namespace[name] = accepts(**kinds)(fn)
 

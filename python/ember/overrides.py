@@ -17,12 +17,12 @@ that are not tensors but define __torch_function__ dispatch only after a Tensor 
 switched dispatch on.
 """
 import functools
-import threading
+from _thread import _local as _thread_local  # the class of threading.local(), without importing threading
 
 __all__ = ['has_torch_function', 'has_torch_function_unary', 'has_torch_function_variadic', 'handle_torch_function',
            'is_tensor_like', 'get_default_nowrap_functions', 'DisableTorchFunction']
 
-_local = threading.local()
+_local = _thread_local()
 _overloads = {}     # type -> whether its instances dispatch
 _module_wrapped = [False]
 

@@ -190,10 +190,13 @@ def test_every_table_op_reachable():
                          'exponential': 'Tensor.exponential_', 'random': 'Tensor.random_',
                          'optimizer_step': 'optim.SGD.step', 'rrelu_noise': 'rrelu',
                          'embedding_renorm': 'embedding_renorm_',
-                         'fractional_max_pool': 'nn.functional.fractional_max_pool2d'}
+                         'fractional_max_pool': 'nn.functional.fractional_max_pool2d',
+                         'lu_pivots_to_permutation': 'lu_unpack'}
     for name, *_ in ember._C._op_table():
         if name.startswith('special_'):  # torch.special's own functions
             assert hasattr(ember.special, name[len('special_'):]), name
+        elif name.startswith('linalg_'):  # the LAPACK primitives: torch.linalg's functions
+            assert hasattr(ember.linalg, name[len('linalg_'):]), name
         elif name in reached_otherwise:
             owner, _, attr = reached_otherwise[name].rpartition('.')
             target = ember

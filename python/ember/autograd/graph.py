@@ -3,13 +3,13 @@ saved_tensors_hooks block is active, every tensor an op saves is passed to
 pack_hook and replaced by what it returns; backward gets the tensor back
 from unpack_hook(packed). The C engine calls them (src/autograd/saved.c);
 blocks nest, per thread, innermost first."""
-import threading
+from _thread import _local as _thread_local  # the class of threading.local(), without importing threading
 
 from .. import _C
 
 __all__ = ['saved_tensors_hooks', 'save_on_cpu', 'disable_saved_tensors_hooks', 'SavedTensor']
 
-_stacks = threading.local()
+_stacks = _thread_local()
 
 
 def _stack():
