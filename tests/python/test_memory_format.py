@@ -334,3 +334,25 @@ def test_convert_conv2d_weight_memory_format():
         assert all(m.equal(a, p) for a, p in zip(before, net.parameters()))
         return [tuple(p.stride()) for p in net.parameters()]
     assert run(ember) == run(torch)
+
+
+def test_random_layouts_suggest_and_preserve_as_torch():
+    """Random 4-d and 5-d layouts (permuted, sliced, size-1 dims): the format they suggest (seen as
+    to(memory_format=) aliasing), clone()'s preserved strides and is_contiguous(format) agree."""
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        nd = int(rng.choice([4, 5]))
+        shape = [int(rng.choice([1, 1, 2, 3])) for _ in range(nd)]
+        step = [int(rng.choice([1, 1, 2])) for _ in range(nd)]
+        perm = [int(p) for p in rng.permutation(nd)]
+
+        def make(m):
+            big = [s * k for s, k in zip(shape, step)]
+            t = m.arange(float(np.prod(big))).reshape([big[p] for p in perm]).permute(*[perm.index(i) for i in range(nd)])
+            return t[tuple(slice(None, None, k) for k in step)]
+
+        def facts(m):
+            t = make(m)
+            f = getattr(m, 'channels_last' if nd == 4 else 'channels_last_3d')
+            return tuple(t.stride()), t.to(memory_format=f) is t, tuple(t.clone().stride()), t.is_contiguous(memory_format=f)
+        assert facts(ember) == facts(torch)
