@@ -220,6 +220,9 @@ EMP_BIND(zeros, SIZED_SIG(zeros, "")) { return sized(a, 1, em_zeros, 0, false); 
 EMP_BIND(ones, SIZED_SIG(ones, "")) { return sized(a, 1, em_ones, 0, false); }
 EMP_BIND(empty, "empty(int... size, *, Tensor? out=None, " DEVICE_KW ", memory_format? memory_format=None)")
 {
+    if (a->has[1] && a->has[7] && a->i[7] >= EM_CHANNELS_LAST)
+        return PyErr_Format(PyExc_NotImplementedError, "empty(out=..., memory_format=channels_last) is not implemented "
+                            "in Ember; call empty(..., memory_format=...) without out=");
     if (!a->has[7] || a->has[1]) return sized(a, 1, em_empty, 0, false);
     if (emp_check_cpu(a, 3)) return NULL;
     return finish(em_empty_format(a->nlist[0], a->list[0], float_default(a, 2), (em_memory_format)a->i[7]), a->i[4]);

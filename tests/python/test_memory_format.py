@@ -158,6 +158,8 @@ def test_channels_last_refusals_are_torchs():
             m.empty(2, 3, memory_format=m.preserve_format)
         with pytest.raises(TypeError):
             m.zeros(2, 3, 4, 5, memory_format=m.channels_last)
+    with pytest.raises(NotImplementedError):  # PyTorch restrides out; Ember says it does not
+        ember.empty(2, 3, 4, 5, out=ember.empty(0), memory_format=ember.channels_last)
 
 
 def test_pointwise_results_follow_channels_last():
