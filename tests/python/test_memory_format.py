@@ -169,6 +169,7 @@ def test_pointwise_results_follow_channels_last():
         assert (x * 2).is_contiguous(memory_format=m.channels_last)
         assert (x + y).is_contiguous(memory_format=m.channels_last)
         assert m.relu(x).is_contiguous(memory_format=m.channels_last)
+        assert m.nn.functional.dropout(x, 0.5).is_contiguous(memory_format=m.channels_last)
 
 
 # ---- ops that keep channels_last, and their gradients ------------------------------------------
@@ -230,6 +231,8 @@ NN = {
     'bicubic': lambda m, x: m.nn.functional.interpolate(x, scale_factor=2, mode='bicubic') if x.dim() == 4 else x * 1,
     'relu': lambda m, x: m.nn.functional.relu(x),
     'group_norm': lambda m, x: m.nn.functional.group_norm(x, 1),
+    'pad_constant': lambda m, x: m.nn.functional.pad(x, (1, 2, 0, 1), value=0.5),
+    'pad_reflect': lambda m, x: m.nn.functional.pad(x, (1, 1) * (x.dim() - 2), mode='reflect'),
 }
 
 
