@@ -6,5 +6,4 @@ from .clip_grad import clip_grad_norm_, clip_grad_norm, clip_grad_value_  # noqa
 from .spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights  # noqa: F401
 from .init import skip_init  # noqa: F401
-from .memory_format import convert_conv2d_weight_memory_format  # noqa: F401
 from . import parametrize, parametrizations, stateless, fusion  # noqa: F401
