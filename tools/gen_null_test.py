@@ -112,7 +112,7 @@ VALUES = {
     "em_torch_legacy *": "NULL", "const em_torch_legacy *": "NULL",
     "char *(*)(void)": "NULL",
     "int": "1", "int64_t": "1", "uint64_t": "1", "size_t": "16", "double": "1.0",
-    "_Bool": "0", "em_dtype": "EM_F32", "em_device": "EM_DEVICE_CPU", "em_status": "EM_ERR_VALUE",
+    "_Bool": "0", "em_dtype": "EM_F32", "em_device": "EM_DEVICE_CPU", "em_memory_format": "EM_CHANNELS_LAST", "em_status": "EM_ERR_VALUE",
 }
 ENUMS = {"em_reduction", "em_pad_mode", "em_grid_mode", "em_grid_padding", "em_rnn_mode", "em_optimizer",
          "em_qr_mode", "em_lstsq_driver"}
@@ -126,6 +126,7 @@ RETURNS = {
     "int": ("r < 0 || r > 0", None),
     "int64_t": ("r == -1", None),
     "em_dtype": ("r == EM_DTYPE_NONE", None),
+    "em_memory_format": ("r == EM_CONTIGUOUS_FORMAT", None),
     "em_generator *": ("r == NULL", "em_generator_free(r)"),
     "em_safetensors *": ("r == NULL", "em_safetensors_free(r)"),
     "em_zip *": ("r == NULL", "em_zip_close(r)"), "em_zip_writer *": ("r == NULL", "em_zip_writer_free(r)"),

@@ -192,6 +192,41 @@ em_status em_fill_(em_tensor *t, double value);
 em_status em_fill_complex_(em_tensor *t, double real, double imag);
 em_status em_zero_(em_tensor *t);
 
+/* ---- memory formats (PyTorch's channels_last) -------------------------
+ * Note [Memory formats]
+ * A memory format names an order of a tensor's dims in memory: contiguous
+ * (NCHW...), channels_last (4-d, NHWC) and channels_last_3d (5-d, NDHWC).
+ * Preserve means "keep the input's layout": its exact strides when it is
+ * dense (no holes, no overlap), else dense strides in the same dim order.
+ * Ops that keep channels_last (conv2d, batch norm, 2-d pooling...) compute
+ * contiguous and then lay their result out in em_suggest_memory_format of
+ * their input. Values are those of ember.memory_format's _code. The
+ * stride math is in src/core/memory_format.c (internal.h). */
+typedef enum em_memory_format {
+    EM_PRESERVE_FORMAT,
+    EM_CONTIGUOUS_FORMAT,
+    EM_CHANNELS_LAST,
+    EM_CHANNELS_LAST_3D
+} em_memory_format;
+/* Whether t's elements lie densely in f's order (size-1 dims never count);
+ * false for channels_last unless 4-d (5-d for channels_last_3d). */
+bool em_is_contiguous_as(const em_tensor *t, em_memory_format f);
+/* The format t's strides suggest: channels_last(_3d) when a 4-d (5-d) t has
+ * its channels innermost, unambiguously; else contiguous. */
+em_memory_format em_suggest_memory_format(const em_tensor *t);
+/* empty(..., memory_format=f); preserve is an error here. */
+em_tensor *em_empty_format(int ndim, const int64_t *sizes, em_dtype dt, em_memory_format f);
+/* An uninitialised tensor shaped like t on t's device, laid out in f (see
+ * Note [Memory formats] for preserve); dt EM_DTYPE_NONE keeps t's dtype. */
+em_tensor *em_empty_like_format(const em_tensor *t, em_dtype dt, em_memory_format f);
+/* A copy of t (differentiable) laid out in f. */
+em_tensor *em_clone_format(const em_tensor *t, em_memory_format f);
+/* t itself (new reference) when already contiguous in f, else a copy in f. */
+em_tensor *em_contiguous_format(const em_tensor *t, em_memory_format f);
+/* Tensor.to(dtype, memory_format=f, copy=): t itself when the dtype is t's,
+ * copy is false and f is preserve or t's suggested format; else a copy. */
+em_tensor *em_to_format(const em_tensor *t, em_dtype dt, em_memory_format f, bool copy);
+
 /* ---- comparison of whole tensors ------------------------------------- */
 bool em_equal(const em_tensor *a, const em_tensor *b); /* same shape and values */
 /* |a - b| <= atol + rtol * |b| elementwise (broadcasting); *result set on success. */

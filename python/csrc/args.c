@@ -369,8 +369,13 @@ static int convert(const emp_param *p, PyObject *o, emp_args *a, int k)
         return 1;
     case EMP_LAYOUT: /* ember.layout and ember.memory_format are Python classes (ember/_memory_format.py) */
         return !strcmp(Py_TYPE(o)->tp_name, "layout");
-    case EMP_MEMFMT:
-        return !strcmp(Py_TYPE(o)->tp_name, "memory_format");
+    case EMP_MEMFMT: { /* its em_memory_format in i[k] */
+        if (strcmp(Py_TYPE(o)->tp_name, "memory_format")) return 0;
+        PyObject *code = PyObject_GetAttrString(o, "_code");
+        a->i[k] = code ? PyLong_AsLong(code) : -1;
+        Py_XDECREF(code);
+        return PyErr_Occurred() ? -1 : 1;
+    }
     }
     return 0;
 }

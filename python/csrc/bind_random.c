@@ -136,7 +136,8 @@ EMP_BIND(randint_like, "randint_like(Tensor input, int high" LIKE_KW, "randint_l
     em_tensor *x = a->t[0];
     if (emp_check_cpu(a, o + 3)) return NULL;
     em_dtype dt = a->has[o + 2] ? (em_dtype)a->i[o + 2] : em_dtype_of(x);
-    return factory_result(em_randint(o ? a->i[1] : 0, a->i[o + 1], em_ndim(x), em_sizes(x), dt, NULL), a->i[o + 4]);
+    em_tensor *r = em_randint(o ? a->i[1] : 0, a->i[o + 1], em_ndim(x), em_sizes(x), dt, NULL);
+    return factory_result(emp_like_layout(r, a, o + 7), a->i[o + 4]);
 }
 
 EMP_BIND(randperm, "randperm(int n, *, object generator=None, Tensor? out=None, " FACTORY_KW ")")

@@ -99,7 +99,7 @@ typedef enum emp_type {
     EMP_TENSORLIST, /* tuple/list of tensors: obj */
     EMP_OBJECT,     /* anything: obj */
     EMP_LAYOUT,     /* an ember.layout (only ember.strided exists): obj */
-    EMP_MEMFMT,     /* an ember.memory_format: obj */
+    EMP_MEMFMT,     /* an ember.memory_format: obj, and its em_memory_format in i */
 } emp_type;
 
 typedef struct emp_param {
@@ -168,6 +168,10 @@ static inline const int *emp_dims(emp_args *a, int k, int *buf)
 }
 /* A dtype argument, or EM_DTYPE_NONE when absent. */
 static inline em_dtype emp_dtype_arg(emp_args *a, int k) { return a->has[k] ? (em_dtype)a->i[k] : EM_DTYPE_NONE; }
+/* r (a new reference, contiguous, shaped like a->t[0]) laid out as argument
+ * kmf (memory_format=, preserve when absent) asks for a->t[0]'s *_like;
+ * NULL with the error set on failure (r is released). factory.c */
+em_tensor *emp_like_layout(em_tensor *r, emp_args *a, int kmf);
 /* Collects a tuple/list of tensors into out[max] (borrowed); returns the count or -1. */
 int emp_tensor_seq(PyObject *seq, em_tensor **out, int max, const char *what);
 /* An int (or __index__ object) as int64: 0, or -1 with an exception (PyTorch's RuntimeError

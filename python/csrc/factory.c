@@ -228,7 +228,15 @@ static PyObject *sized(emp_args *a, int kout, em_tensor *(*make)(int, const int6
 
 EMP_BIND(zeros, SIZED_SIG(zeros, "")) { return sized(a, 1, em_zeros, 0, false); }
 EMP_BIND(ones, SIZED_SIG(ones, "")) { return sized(a, 1, em_ones, 0, false); }
-EMP_BIND(empty, SIZED_SIG(empty, "") ) { return sized(a, 1, em_empty, 0, false); }
+EMP_BIND(empty, "empty(int... size, *, Tensor? out=None, " DEVICE_KW ", memory_format? memory_format=None)")
+{
+    if (a->has[1] && a->has[7] && a->i[7] >= EM_CHANNELS_LAST)
+        return PyErr_Format(PyExc_NotImplementedError, "empty(out=..., memory_format=channels_last) is not implemented "
+                            "in Ember; call empty(..., memory_format=...) without out=");
+    if (!a->has[7] || a->has[1]) return sized(a, 1, em_empty, 0, false);
+    if (emp_check_cpu(a, 3)) return NULL;
+    return finish(em_empty_format(a->nlist[0], a->list[0], float_default(a, 2), (em_memory_format)a->i[7]), a->i[4]);
+}
 /* full: the dtype follows fill_value when not given (bool, int64, default float). */
 EMP_BIND(full, "full(int[] size, Number fill_value, *, Tensor? out=None, " DEVICE_KW ")")
 {
@@ -247,26 +255,47 @@ EMP_BIND(full, "full(int[] size, Number fill_value, *, Tensor? out=None, " DEVIC
     return finish(t, a->i[5]);
 }
 
+/* *_like(input, ..., dtype=k, ..., memory_format=k + 5): made contiguous,
+ * then laid out as memory_format= asks (emp_like_layout). */
 #define LIKE_SIG(name, extra) #name "(Tensor input, " extra "*, " DEVICE_KW ", memory_format? memory_format=None)"
 static em_dtype like_dtype(emp_args *a, int k) { return a->has[k] ? (em_dtype)a->i[k] : EM_DTYPE_NONE; }
-EMP_BIND(zeros_like, LIKE_SIG(zeros_like, "")) { return emp_check_cpu(a, 2) ? NULL : finish(em_zeros_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
-EMP_BIND(ones_like, LIKE_SIG(ones_like, "")) { return emp_check_cpu(a, 2) ? NULL : finish(em_ones_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
-EMP_BIND(empty_like, LIKE_SIG(empty_like, "")) { return emp_check_cpu(a, 2) ? NULL : finish(em_empty_like(a->t[0], like_dtype(a, 1)), a->i[3]); }
+
+em_tensor *emp_like_layout(em_tensor *r, emp_args *a, int kmf)
+{
+    if (!r) return NULL;
+    em_memory_format f = a->has[kmf] ? (em_memory_format)a->i[kmf] : EM_PRESERVE_FORMAT;
+    em_tensor *e = em_empty_like_format(a->t[0], em_dtype_of(r), f);
+    if (e && !memcmp(em_strides(e), em_strides(r), em_ndim(r) * sizeof(int64_t))) {
+        em_release(e);
+        return r;
+    }
+    if (e && em_copy_(e, r)) {
+        em_release(e);
+        e = NULL;
+    }
+    em_release(r);
+    return e;
+}
+
+static PyObject *like(emp_args *a, int kdt, em_tensor *r) { return finish(emp_like_layout(r, a, kdt + 5), a->i[kdt + 2]); }
+EMP_BIND(zeros_like, LIKE_SIG(zeros_like, "")) { return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_zeros_like(a->t[0], like_dtype(a, 1))); }
+EMP_BIND(ones_like, LIKE_SIG(ones_like, "")) { return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_ones_like(a->t[0], like_dtype(a, 1))); }
+EMP_BIND(empty_like, LIKE_SIG(empty_like, "")) { return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_empty_like(a->t[0], like_dtype(a, 1))); }
 EMP_BIND(full_like, LIKE_SIG(full_like, "Number fill_value, "))
 {
-    return emp_check_cpu(a, 3) ? NULL : finish(em_full_like(a->t[0], a->d[1], like_dtype(a, 2)), a->i[4]);
+    return emp_check_cpu(a, 3) ? NULL : like(a, 2, em_full_like(a->t[0], a->d[1], like_dtype(a, 2)));
 }
 EMP_BIND(rand_like, LIKE_SIG(rand_like, ""))
 {
     em_tensor *t = a->t[0];
     em_dtype dt = a->has[1] ? (em_dtype)a->i[1] : em_dtype_of(t);
-    return emp_check_cpu(a, 2) ? NULL : finish(em_rand(em_ndim(t), em_sizes(t), dt, NULL), a->i[3]);
+    return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_rand(em_ndim(t), em_sizes(t), dt, NULL));
 }
 EMP_BIND(randn_like, LIKE_SIG(randn_like, ""))
 {
     em_tensor *t = a->t[0];
     em_dtype dt = a->has[1] ? (em_dtype)a->i[1] : em_dtype_of(t);
-    return emp_check_cpu(a, 2) ? NULL : finish(em_randn(em_ndim(t), em_sizes(t), dt, NULL), a->i[3]);
+    return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_randn(em_ndim(t), em_sizes(t), dt, NULL));
 }
 
 /* ---- ranges --------------------------------------------------------------------- */

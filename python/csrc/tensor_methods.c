@@ -29,7 +29,7 @@ EMP_BIND(element_size, "element_size(Tensor input)") { return PyLong_FromSize_t(
 EMP_BIND(storage_offset, "storage_offset(Tensor input)") { return PyLong_FromLongLong(em_storage_offset(a->t[0])); }
 EMP_BIND(is_contiguous, "is_contiguous(Tensor input, *, memory_format? memory_format=None)")
 {
-    return PyBool_FromLong(em_is_contiguous(a->t[0]));
+    return PyBool_FromLong(em_is_contiguous_as(a->t[0], a->has[1] ? (em_memory_format)a->i[1] : EM_CONTIGUOUS_FORMAT));
 }
 EMP_BIND(is_floating_point, "is_floating_point(Tensor input)") { return PyBool_FromLong(em_dtype_is_float(em_dtype_of(a->t[0]))); }
 EMP_BIND(is_complex, "is_complex(Tensor input)") { return PyBool_FromLong(em_dtype_is_complex(em_dtype_of(a->t[0]))); }
@@ -79,8 +79,15 @@ EMP_BIND(tolist, "tolist(Tensor input)")
 }
 
 /* ---- copies and conversions ------------------------------------------------ */
-EMP_BIND(contiguous, "contiguous(Tensor input, *, memory_format? memory_format=None)") { return emp_wrap(em_contiguous(a->t[0])); }
-EMP_BIND(clone, "clone(Tensor input, *, memory_format? memory_format=None)") { return emp_wrap(em_clone(a->t[0])); }
+EMP_BIND(contiguous, "contiguous(Tensor input, *, memory_format? memory_format=None)")
+{
+    em_tensor *r = em_contiguous_format(a->t[0], a->has[1] ? (em_memory_format)a->i[1] : EM_CONTIGUOUS_FORMAT);
+    return r == a->t[0] ? (em_release(r), Py_NewRef(a->obj[0])) : emp_wrap(r);
+}
+EMP_BIND(clone, "clone(Tensor input, *, memory_format? memory_format=None)")
+{
+    return emp_wrap(em_clone_format(a->t[0], a->has[1] ? (em_memory_format)a->i[1] : EM_PRESERVE_FORMAT));
+}
 EMP_BIND(detach, "detach(Tensor input)") { return emp_wrap(em_detach(a->t[0])); }
 EMP_BIND(requires_grad_, "requires_grad_(Tensor input, bool requires_grad=True)")
 {
@@ -99,16 +106,16 @@ EMP_BIND(fill_, "fill_(Tensor input, Number value)") { return emp_status_self(em
 EMP_BIND(zero_, "zero_(Tensor input)") { return emp_status_self(em_zero_(a->t[0]), a->obj[0]); }
 
 /* The result of to()/type conversions: t itself when nothing changes and no
- * copy is asked for, else a converted copy (PyTorch's rule). */
-static PyObject *convert_to(emp_args *a, em_dtype dt, em_device dev, bool copy)
+ * copy is asked for, else a converted copy (PyTorch's rule, em_to_format);
+ * memory_format= is argument kmf (-1: none). */
+static PyObject *convert_to(emp_args *a, em_dtype dt, em_device dev, bool copy, int kmf)
 {
     em_tensor *t = a->t[0];
     if (dev.type != em_device_of(t).type)
         return PyErr_Format(PyExc_RuntimeError, EMP_NO_CUDA);
-    if (dt == EM_DTYPE_NONE) dt = em_dtype_of(t);
-    if (dt == em_dtype_of(t) && !copy) return Py_NewRef(a->obj[0]);
-    if (dt == em_dtype_of(t)) return emp_wrap(em_clone(t));
-    return emp_wrap(em_to_dtype(t, dt));
+    em_memory_format f = kmf >= 0 && a->has[kmf] ? (em_memory_format)a->i[kmf] : EM_PRESERVE_FORMAT;
+    em_tensor *r = em_to_format(t, dt, f, copy);
+    return r == t ? (em_release(r), Py_NewRef(a->obj[0])) : emp_wrap(r);
 }
 
 EMP_BIND(to,
@@ -118,16 +125,16 @@ EMP_BIND(to,
 {
     em_device dev = em_device_of(a->t[0]);
     switch (a->sig) {
-    case 0: return convert_to(a, (em_dtype)a->i[1], dev, a->i[3]);
-    case 1: return convert_to(a, emp_dtype_arg(a, 2), a->has[1] ? a->dev[1] : dev, a->i[4]);
-    default: return convert_to(a, em_dtype_of(a->t[1]), em_device_of(a->t[1]), a->i[3]);
+    case 0: return convert_to(a, (em_dtype)a->i[1], dev, a->i[3], 4);
+    case 1: return convert_to(a, a->has[2] ? (em_dtype)a->i[2] : EM_DTYPE_NONE, a->has[1] ? a->dev[1] : dev, a->i[4], 5);
+    default: return convert_to(a, em_dtype_of(a->t[1]), em_device_of(a->t[1]), a->i[3], 4);
     }
 }
 
-EMP_BIND(cpu, "cpu(Tensor input, *, memory_format? memory_format=None)") { return convert_to(a, EM_DTYPE_NONE, EM_DEVICE_CPU, false); }
+EMP_BIND(cpu, "cpu(Tensor input, *, memory_format? memory_format=None)") { return convert_to(a, EM_DTYPE_NONE, EM_DEVICE_CPU, false, 1); }
 EMP_BIND(cuda, "cuda(Tensor input, device? device=None, bool non_blocking=False, *, memory_format? memory_format=None)")
 {
-    return convert_to(a, EM_DTYPE_NONE, (em_device){EM_CUDA, 0}, false);
+    return convert_to(a, EM_DTYPE_NONE, (em_device){EM_CUDA, 0}, false, 3);
 }
 
 /* float(), double(), long()...: to(dtype) under PyTorch's names. */
@@ -135,20 +142,20 @@ EMP_BIND(cuda, "cuda(Tensor input, device? device=None, bool non_blocking=False,
     X(float, EM_F32) X(double, EM_F64) X(half, EM_F16) X(bfloat16, EM_BF16) X(long, EM_I64) \
     X(int, EM_I32) X(short, EM_I16) X(char, EM_I8) X(byte, EM_U8) X(cfloat, EM_C64) X(cdouble, EM_C128) X(chalf, EM_C32)
 #define DEFINE(name, dt) \
-    EMP_BIND(name, #name "(Tensor input, *, memory_format? memory_format=None)") { return convert_to(a, dt, em_device_of(a->t[0]), false); }
+    EMP_BIND(name, #name "(Tensor input, *, memory_format? memory_format=None)") { return convert_to(a, dt, em_device_of(a->t[0]), false, 1); }
 DTYPE_METHODS(DEFINE)
 #undef DEFINE
 /* `bool` is a macro in C: this one is spelled out. */
 EMP_BIND(to_bool, "bool(Tensor input, *, memory_format? memory_format=None)")
 {
-    return convert_to(a, EM_BOOL, em_device_of(a->t[0]), false);
+    return convert_to(a, EM_BOOL, em_device_of(a->t[0]), false, 1);
 }
 
 /* type(): 'torch.FloatTensor', PyTorch's text (programs compare it); type(dtype)
  * converts (ember/_legacy.py adds the type-name and tensor-type forms). */
 EMP_BIND(type, "type(Tensor input, dtype? dtype=None, bool non_blocking=False)")
 {
-    if (a->has[1]) return convert_to(a, (em_dtype)a->i[1], em_device_of(a->t[0]), false);
+    if (a->has[1]) return convert_to(a, (em_dtype)a->i[1], em_device_of(a->t[0]), false, -1);
     return PyUnicode_FromFormat("torch.%sTensor", em_dtype_scalar_name(em_dtype_of(a->t[0])));
 }
 

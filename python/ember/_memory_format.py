@@ -1,15 +1,16 @@
 """ember.memory_format and ember.layout objects (torch's contiguous_format, channels_last,
-strided...). Ember keeps every tensor in the strided layout; the memory formats are accepted as
-arguments wherever PyTorch accepts them. One module for these objects, so that argument checking
+strided...). Ember keeps every tensor in the strided layout; a memory format picks the order of the strides
+(channels_last: NHWC), as in PyTorch. One module for these objects, so that argument checking
 elsewhere imports them from here."""
 
 
 class memory_format:
     """A memory format: how the dims of a tensor are ordered in memory."""
-    __slots__ = ('_name',)
+    __slots__ = ('_name', '_code')
 
-    def __init__(self, name):
+    def __init__(self, name, code):
         self._name = name
+        self._code = code  # em_memory_format in include/ember/core.h, read by the argument parser
 
     def __repr__(self):
         return 'ember.' + self._name
@@ -39,10 +40,10 @@ class layout:
         return self._name
 
 
-contiguous_format = memory_format('contiguous_format')
-channels_last = memory_format('channels_last')
-channels_last_3d = memory_format('channels_last_3d')
-preserve_format = memory_format('preserve_format')
+preserve_format = memory_format('preserve_format', 0)
+contiguous_format = memory_format('contiguous_format', 1)
+channels_last = memory_format('channels_last', 2)
+channels_last_3d = memory_format('channels_last_3d', 3)
 legacy_contiguous_format = contiguous_format
 strided = layout('strided')
 

@@ -119,36 +119,7 @@ METHODS = dict(new=new, apply_=apply_, map_=map_, map2_=map2_, cauchy_=cauchy_, 
 
 def install():
     for name, fn in METHODS.items():
-        if not hasattr(Tensor, name) or name == 'is_contiguous':  # replaces TensorBase's
+        if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
     if not hasattr(Tensor, 'volatile'):
         Tensor.volatile = property(_volatile)
-
-
-# ---- is_contiguous(memory_format=): the C method answers for the default format ----
-_is_contiguous = _C.TensorBase.is_contiguous
-_CHANNELS_LAST_ORDER = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}  # innermost dim first
-
-
-def is_contiguous(self, memory_format=None):
-    """Whether the elements lie densely in the order of the memory format: NCHW order by default,
-    NHWC for channels_last (4-d), NDHWC for channels_last_3d (5-d); size-1 dims never count."""
-    from . import _memory_format as mf
-    if memory_format is None or memory_format is mf.contiguous_format or memory_format is mf.preserve_format:
-        return _is_contiguous(self)
-    if memory_format not in (mf.channels_last, mf.channels_last_3d):
-        raise TypeError(f"is_contiguous(): argument 'memory_format' must be ember.memory_format, not "
-                        f'{type(memory_format).__name__}')
-    order = _CHANNELS_LAST_ORDER[4 if memory_format is mf.channels_last else 5]
-    if self.dim() != len(order):
-        return False
-    expected, sizes, strides = 1, self.shape, self.stride()
-    for d in order:
-        if sizes[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= sizes[d]
-    return True
-
-
-METHODS['is_contiguous'] = is_contiguous

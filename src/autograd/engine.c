@@ -164,10 +164,35 @@ static em_status run_post_hooks(em_tensor *leaf)
     return st;
 }
 
-static em_status accumulate_grad(em_meta *m, em_tensor *g, bool create)
+/* Does g have the layout a leaf's first .grad must have: the leaf's strides
+ * (size-1 dims aside) when the leaf is dense, else contiguous? (PyTorch's
+ * gradient layout contract: a channels_last parameter gets a channels_last
+ * .grad whatever layout backward produced.) */
+static bool grad_layout_fits(const em_tensor *leaf, const em_tensor *g)
 {
-    if (!m->grad) { /* a broadcast or strided gradient is stored dense: later steps add into it */
-        if (!em_tensor_is_dense(g)) m->grad = em_contiguous(g);
+    if (!em_tensor_is_dense(leaf)) return em_is_contiguous(g);
+    if (g->ndim != leaf->ndim) return false;
+    for (int i = 0; i < g->ndim; i++)
+        if (g->sizes[i] != 1 ? g->strides[i] != leaf->strides[i] : g->strides[i] == 0) return false;
+    return true;
+}
+
+/* g copied into the leaf's layout (recorded when grad mode is on). */
+static em_tensor *copy_laid_out_as(const em_tensor *leaf, const em_tensor *g)
+{
+    if (!em_tensor_is_dense(leaf)) return em_contiguous(g);
+    em_tensor *r = em_tensor_new_strided(leaf->ndim, leaf->sizes, leaf->strides, (em_dtype)g->dtype, g->storage->device);
+    if (r && em_copy_(r, g)) {
+        em_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+static em_status accumulate_grad(const em_tensor *leaf, em_meta *m, em_tensor *g, bool create)
+{
+    if (!m->grad) { /* stored in the leaf's layout: later steps add into it */
+        if (!grad_layout_fits(leaf, g)) m->grad = copy_laid_out_as(leaf, g);
         else m->grad = create ? em_retain(g) : em_detach(g);
         return m->grad ? EM_OK : em_error_code();
     }
@@ -179,7 +204,7 @@ static em_status accumulate_grad(em_meta *m, em_tensor *g, bool create)
 static em_status accumulate_leaf(em_tensor *t, em_tensor *g, bool create)
 {
     em_meta *m = em_meta_get(t);
-    em_status st = accumulate_grad(m, g, create);
+    em_status st = accumulate_grad(t, m, g, create);
     if (st == EM_OK && !m->grad_fn) st = run_post_hooks(t);
     return st;
 }

@@ -151,6 +151,8 @@ static inline em_tensor *em_view_root(const em_tensor *t)
 /* A new tensor with t's sizes and, when t is dense (no holes, no overlap), its
  * memory layout too, so elementwise results keep a transposed input's order. */
 em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt);
+/* A new tensor over a new storage with the given strides (>= 0), on dev. */
+em_tensor *em_tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt, em_device dev);
 static inline char *em_tensor_data(const em_tensor *t)
 {
     return (char *)t->storage->data + t->offset * (int64_t)em_dtypes[t->dtype].size;
@@ -161,6 +163,12 @@ static inline void em_bump_version(em_tensor *t) { __atomic_add_fetch(&t->storag
 int64_t em_shape_numel(int ndim, const int64_t *sizes);
 void em_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 bool em_tensor_is_dense(const em_tensor *t); /* non-overlapping and dense, any order */
+/* Strides of memory format f (not preserve) for sizes; -1 with an error when
+ * the rank does not fit the format (src/core/memory_format.c). */
+int em_format_strides(int ndim, const int64_t *sizes, em_memory_format f, int64_t *strides);
+/* Dense strides in the dim order of `strides`: the layout preserve_format
+ * gives a tensor with holes or overlaps. */
+void em_dense_strides_like(int ndim, const int64_t *sizes, const int64_t *strides, int64_t *out);
 /* Wraps dim into [0, ndim) (ndim 0 accepts -1 and 0); -1 with an IndexError set. */
 int em_wrap_dim(int dim, int ndim, const char *op);
 /* Broadcast two shapes into `out` (which may alias a or b); returns ndim of

@@ -254,9 +254,14 @@ em_tensor *em_empty(int ndim, const int64_t *sizes, em_dtype dt)
 em_tensor *em_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt)
 {
     if (em_check_sizes(ndim, sizes, dt, "empty_strided") || EM_NULL_N(ndim, strides)) return NULL;
+    return em_tensor_new_strided(ndim, sizes, strides, dt, EM_DEVICE_CPU);
+}
+
+em_tensor *em_tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt, em_device dev)
+{
     int64_t bytes;
     if (em_storage_extent(ndim, sizes, strides, 0, dt, &bytes, "empty_strided")) return NULL;
-    em_storage *s = em_storage_new((size_t)bytes, EM_DEVICE_CPU);
+    em_storage *s = em_storage_new((size_t)bytes, dev);
     if (!s) return NULL;
     em_tensor *t = tensor_alloc(s, ndim, sizes, strides, 0, dt, em_inference_mode());
     if (!t) em_storage_release(s);

@@ -10,6 +10,18 @@ typedef struct conv_call {
     bool transposed;
 } conv_call;
 
+/* em_convolution in PyTorch 1.13's CPU layout: conv2d (not transposed) gives
+ * channels_last when its input or weight is (Note [Memory formats]). */
+static em_tensor *convolution(const em_tensor *x, const em_tensor *weight, const em_tensor *bias, int nd,
+                              const conv_call *a)
+{
+    em_tensor *r = em_convolution(x, weight, bias, nd, a->stride, a->padding, a->dilation, a->transposed,
+                                  a->output_padding, a->groups);
+    bool cl = nd == 2 && !a->transposed && (em_suggest_memory_format(x) == EM_CHANNELS_LAST ||
+                                            em_suggest_memory_format(weight) == EM_CHANNELS_LAST);
+    return cl ? em_in_format(r, EM_CHANNELS_LAST) : r;
+}
+
 /* em_convolution on a batched or unbatched input (unsqueezed, and the
  * result squeezed back, as recorded views). */
 static em_tensor *batched(const em_tensor *input, const em_tensor *weight, const em_tensor *bias, int nd,
@@ -19,13 +31,9 @@ static em_tensor *batched(const em_tensor *input, const em_tensor *weight, const
     if (input->ndim != nd + 1 && input->ndim != nd + 2)
         return em_error(EM_ERR_SHAPE, "Expected %dD (unbatched) or %dD (batched) input to %s%dd, but got input of "
                         "size: %s", nd + 1, nd + 2, name, nd, em_shape_str(input->ndim, input->sizes));
-    if (input->ndim == nd + 2)
-        return em_convolution(input, weight, bias, nd, a->stride, a->padding, a->dilation, a->transposed,
-                              a->output_padding, a->groups);
+    if (input->ndim == nd + 2) return convolution(input, weight, bias, nd, a);
     em_tensor *x = em_unsqueeze(input, 0);
-    em_tensor *y = x ? em_convolution(x, weight, bias, nd, a->stride, a->padding, a->dilation, a->transposed,
-                                      a->output_padding, a->groups)
-                     : NULL;
+    em_tensor *y = x ? convolution(x, weight, bias, nd, a) : NULL;
     em_tensor *r = y ? em_squeeze_dim(y, 0) : NULL;
     em_release(x);
     em_release(y);

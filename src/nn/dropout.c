@@ -52,8 +52,8 @@ em_tensor *em_dropout(const em_tensor *x, double p, bool train, em_generator *g)
     if (!x) return em_error(EM_ERR_VALUE, "dropout: input is NULL");
     if (check_p(p)) return NULL;
     if (passes_through(x, p, train)) return em_retain((em_tensor *)x);
-    em_tensor *y = NULL;
-    return em_native_dropout(x, p, g, &y, NULL) ? NULL : y;
+    em_tensor *y = NULL; /* PyTorch's result keeps a channels_last x's layout */
+    return em_native_dropout(x, p, g, &y, NULL) ? NULL : em_in_format(y, em_suggest_memory_format(x));
 }
 
 em_status em_dropout_(em_tensor *x, double p, bool train, em_generator *g)

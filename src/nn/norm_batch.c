@@ -94,7 +94,7 @@ em_tensor *em_batch_norm(const em_tensor *x, const em_tensor *weight, const em_t
     if (em_native_batch_norm(out, x, weight, bias, running_mean, running_var, training, momentum, eps)) return NULL;
     em_release(out[1]);
     em_release(out[2]);
-    return out[0];
+    return em_in_format(out[0], em_suggest_memory_format(x)); /* keeps channels_last(_3d), as PyTorch */
 }
 
 em_status em_batch_norm_backward(em_tensor **grads, const bool *mask, const em_tensor *grad_out,

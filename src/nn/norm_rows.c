@@ -183,7 +183,7 @@ em_tensor *em_group_norm(const em_tensor *x, int64_t num_groups, const em_tensor
     if (em_native_group_norm(out, x, num_groups, weight, bias, eps)) return NULL;
     em_release(out[1]);
     em_release(out[2]);
-    return out[0];
+    return em_in_format(out[0], em_suggest_memory_format(x)); /* keeps channels_last(_3d), as PyTorch */
 }
 
 em_status em_group_norm_backward(em_tensor **grads, const bool *mask, const em_tensor *grad_out,

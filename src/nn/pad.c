@@ -144,7 +144,8 @@ em_tensor *em_pad(const em_tensor *x, int npad, const int64_t *pads, em_pad_mode
         return em_error(EM_ERR_NOT_IMPLEMENTED, "Unrecognised padding mode %d", (int)mode);
     if (npad % 2) return em_error(EM_ERR_SHAPE, "Padding length must be divisible by 2");
     if (npad / 2 > x->ndim || npad < 0) return em_error(EM_ERR_SHAPE, "Padding length too large");
-    if (mode == EM_PAD_CONSTANT) return pad_constant(x, npad, pads, value);
+    if (mode == EM_PAD_CONSTANT) /* in the layout x suggests, as PyTorch (channels_last stays) */
+        return em_in_format(pad_constant(x, npad, pads, value), em_suggest_memory_format(x));
     if (value != 0)
         return em_error(EM_ERR_SHAPE, "Padding mode \"%s\" doesn't take in value argument", mode_name(mode));
     bool crop = false;

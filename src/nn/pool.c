@@ -99,7 +99,7 @@ em_tensor *em_max_pool(const em_tensor *x, const em_pool_params *p0, em_tensor *
     if (!xc) return NULL;
     em_tensor *r = em_pool_run_max(EM_OP_max_pool, x, xc, &g, p.nd, out_sizes, indices);
     em_release(xc);
-    return em_pool_result_dtype(r, x, indices);
+    return em_pool_layout(em_pool_result_dtype(r, x, indices), x, p.nd, indices);
 }
 
 em_tensor *em_fractional_max_pool(const em_tensor *x, int nd, const int64_t *kernel, const int64_t *output_size,
@@ -196,7 +196,7 @@ em_tensor *em_avg_pool(const em_tensor *x, const em_pool_params *p0)
     em_pool_params_to_call(&c, &p);
     em_tensor *r = em_pool_run1(&c, x->ndim, out_sizes);
     em_release(xc);
-    return em_pool_result_dtype(r, x, NULL);
+    return em_pool_layout(em_pool_result_dtype(r, x, NULL), x, p.nd, NULL);
 }
 
 em_tensor *em_avg_pool_backward(const em_tensor *grad, const em_pool_params *p0, int ndim, const int64_t *input_sizes)

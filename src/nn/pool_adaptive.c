@@ -41,7 +41,7 @@ em_tensor *em_adaptive_avg_pool(const em_tensor *x, int nd, const int64_t *outpu
                  .i = {nd}};
     em_tensor *r = em_pool_run1(&c, x->ndim, out_sizes);
     em_release(xc);
-    return em_pool_result_dtype(r, x, NULL);
+    return em_pool_layout(em_pool_result_dtype(r, x, NULL), x, nd, NULL);
 }
 
 em_tensor *em_adaptive_avg_pool_backward(const em_tensor *grad, int nd, int ndim, const int64_t *input_sizes)
@@ -82,5 +82,5 @@ em_tensor *em_adaptive_max_pool(const em_tensor *x, int nd, const int64_t *outpu
     if (!xc) return NULL;
     em_tensor *r = em_pool_run_max(EM_OP_adaptive_max_pool, x, xc, &g, nd, out_sizes, indices);
     em_release(xc);
-    return em_pool_result_dtype(r, x, indices);
+    return em_pool_layout(em_pool_result_dtype(r, x, indices), x, nd, indices);
 }

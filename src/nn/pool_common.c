@@ -50,6 +50,18 @@ em_tensor *em_pool_compute_input(const em_tensor *x, const char *name)
     return em_error(EM_ERR_DTYPE, "\"%s\" not implemented for '%s'", name, em_dtype_scalar_name((em_dtype)x->dtype));
 }
 
+/* 2-d pooling keeps a channels_last input's layout, for the indices too
+ * (PyTorch's CPU kernels do; its 1-d and 3-d ones give contiguous). */
+em_tensor *em_pool_layout(em_tensor *r, const em_tensor *like, int nd, em_tensor **indices)
+{
+    if (!r || nd != 2 || like->ndim != 4 || em_suggest_memory_format(like) != EM_CHANNELS_LAST) return r;
+    if (indices && *indices && !(*indices = em_in_format(*indices, EM_CHANNELS_LAST))) {
+        em_release(r);
+        return NULL;
+    }
+    return em_in_format(r, EM_CHANNELS_LAST);
+}
+
 em_tensor *em_pool_result_dtype(em_tensor *r, const em_tensor *like, em_tensor **indices)
 {
     if (!r || r->dtype == like->dtype) return r;

@@ -18,6 +18,9 @@ const char *em_pool_dims_str(int n, const int64_t *v);
 em_tensor *em_pool_compute_input(const em_tensor *x, const char *name);
 /* r converted back to like's dtype when it was computed in another (consumes r). */
 em_tensor *em_pool_result_dtype(em_tensor *r, const em_tensor *like, em_tensor **indices);
+/* r (and *indices) laid out channels_last when a 2-d pool's 4-d input `like`
+ * is; nd: the pool's spatial dims (consumes r; NULL on failure, *indices released). */
+em_tensor *em_pool_layout(em_tensor *r, const em_tensor *like, int nd, em_tensor **indices);
 /* Allocates out[0] (ndim, sizes) in c->dtype, dispatches c; the result or NULL. */
 em_tensor *em_pool_run1(em_call *c, int ndim, const int64_t *sizes);
 /* The max-pool kinds (pool.c): values and int64 indices; recorded values are gathered. */

@@ -74,7 +74,9 @@ static em_tensor *upsample(em_op op, const em_tensor *x, const int64_t *output_s
         return NULL;
     int64_t sizes[EM_MAX_DIMS] = {x->sizes[0], x->sizes[1]};
     memcpy(sizes + 2, output_size, (x->ndim - 2) * sizeof *sizes);
-    return up_run(op, x, &g, x->ndim, sizes, align_corners, scales);
+    em_tensor *r = up_run(op, x, &g, x->ndim, sizes, align_corners, scales);
+    /* nearest and (bi/tri)linear keep a channels_last(_3d) input's layout, as PyTorch's CPU kernels */
+    return op == EM_OP_upsample_bicubic ? r : em_in_format(r, em_suggest_memory_format(x));
 }
 
 static em_tensor *upsample_backward(em_op op, const em_tensor *grad, int ndim, const int64_t *input_sizes,

@@ -67,4 +67,9 @@ em_status em_unary_check_params(em_op op, em_dtype compute, const double *params
 int em_infer_size(int n, const int64_t *sizes, int64_t numel, int64_t *out, const char *op);
 bool em_view_possible(const em_tensor *t, int n, const int64_t *sizes, int64_t *strides);
 
+/* r (consumed) laid out in f when f is channels_last(_3d) of r's rank, else r
+ * itself: ops that keep their input's channels_last lay out their contiguous
+ * result so (Note [Memory formats] in core.h). NULL-safe; copy_format.c. */
+em_tensor *em_in_format(em_tensor *r, em_memory_format f);
+
 #endif

@@ -268,15 +268,20 @@ class Module:
 
     def to(self, *args, **kwargs):
         """to(device=None, dtype=None, non_blocking=False), to(dtype,
-        non_blocking=False), to(tensor, non_blocking=False): moves and/or
-        casts the parameters and buffers (dtype only applies to floating ones)."""
+        non_blocking=False), to(tensor, non_blocking=False), to(memory_format=...): moves and/or
+        casts the parameters and buffers (dtype only applies to floating ones; memory_format to
+        the 4-d and 5-d ones)."""
+        memory_format = kwargs.pop('memory_format', None)
         device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError('nn.Module.to only accepts floating point or complex dtypes, but got desired '
                             f'dtype={dtype}')
 
         def convert(t):
-            return t.to(device, dtype if t.is_floating_point() or t.is_complex() else None, non_blocking)
+            dt = dtype if t.is_floating_point() or t.is_complex() else None
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device, dt, non_blocking, memory_format=memory_format)
+            return t.to(device, dt, non_blocking)
         return self._apply(convert)
 
     # ---- hooks -----------------------------------------------------------------------------
