@@ -152,6 +152,8 @@ def to_torch(em, x):
         name = str(t.dtype).split(".")[-1]
         if name == "bfloat16":
             return torch.from_numpy(t.float().numpy().copy()).to(torch.bfloat16)
+        if name in ("complex32", "chalf"):  # NumPy has no complex32: through complex64
+            return torch.from_numpy(t.cfloat().numpy().copy()).to(torch.complex32)
         return torch.from_numpy(t.numpy().copy())
     if isinstance(x, (list, tuple)):  # named tuples and ember.Size too
         return [to_torch(em, v) for v in x]
