@@ -68,6 +68,7 @@ typedef struct conv_key {
 typedef struct dnnl_operand {
     dnnl_memory_desc_t user, inner;
     dnnl_primitive_t reorder;
+    dnnl_memory_desc_t reorder_scratch; /* its scratchpad (Note [oneDNN scratchpads]) */
     int arg; /* DNNL_ARG_* of the operand in the primitive */
 } dnnl_operand;
 
@@ -75,7 +76,7 @@ typedef struct conv_entry {
     conv_key key;
     dnnl_primitive_t prim; /* NULL: oneDNN refused this key */
     dnnl_operand op[3];
-    dnnl_memory_desc_t bias_md;
+    dnnl_memory_desc_t bias_md, scratch; /* scratch: the primitive's scratchpad */
     int refs;      /* the cache's own reference counts as one */
     uint64_t used; /* LRU clock */
 } conv_entry;
@@ -85,12 +86,31 @@ static conv_entry *cache[CACHE_SLOTS];
 static uint64_t cache_clock;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Note [oneDNN scratchpads]
+ * By default oneDNN gives primitives a library-managed scratchpad that is not
+ * safe to use from two threads at once; chunks of one batch run the same
+ * primitive concurrently (Note [oneDNN on the pool]). So every primitive is
+ * built with a user-managed scratchpad, and each execution allocates its own. */
+static dnnl_primitive_attr_t user_scratchpad;
+
 static dnnl_engine_t engine;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 
 static void engine_init(void)
 {
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) engine = NULL;
+    if (engine && (dnnl_primitive_attr_create(&user_scratchpad) != dnnl_success ||
+                   dnnl_primitive_attr_set_scratchpad_mode(user_scratchpad, dnnl_scratchpad_mode_user) != dnnl_success))
+        engine = NULL; /* no fast path rather than an unsafe one */
+}
+
+/* The scratchpad descriptor of pd (size 0 when it needs none). */
+static bool scratch_md(const_dnnl_primitive_desc_t pd, dnnl_memory_desc_t *md)
+{
+    const dnnl_memory_desc_t *q = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    if (!q) return false;
+    *md = *q;
+    return true;
 }
 
 static void entry_destroy(conv_entry *e)
@@ -139,8 +159,9 @@ static bool operand_init(dnnl_operand *o, const_dnnl_primitive_desc_t pd, dnnl_q
     if (dnnl_memory_desc_equal(&o->inner, &o->user)) return true;
     dnnl_primitive_desc_t rpd;
     const dnnl_memory_desc_t *from = output ? &o->inner : &o->user, *to = output ? &o->user : &o->inner;
-    if (dnnl_reorder_primitive_desc_create(&rpd, from, engine, to, engine, NULL) != dnnl_success) return false;
-    bool ok = dnnl_primitive_create(&o->reorder, rpd) == dnnl_success;
+    if (dnnl_reorder_primitive_desc_create(&rpd, from, engine, to, engine, user_scratchpad) != dnnl_success)
+        return false;
+    bool ok = scratch_md(rpd, &o->reorder_scratch) && dnnl_primitive_create(&o->reorder, rpd) == dnnl_success;
     dnnl_primitive_desc_destroy(rpd);
     if (!ok) o->reorder = NULL;
     return ok;
@@ -174,7 +195,7 @@ static void entry_build(conv_entry *e)
                                                    pad_r) != dnnl_success)
         return;
     dnnl_primitive_desc_t fpd = NULL, pd = NULL;
-    if (dnnl_primitive_desc_create(&fpd, &fwd, NULL, engine, NULL) != dnnl_success) return;
+    if (dnnl_primitive_desc_create(&fpd, &fwd, user_scratchpad, engine, NULL) != dnnl_success) return;
     dnnl_status_t st = dnnl_success;
     if (k->kind == CONV_DNNL_BACKWARD_DATA)
         st = dnnl_dilated_convolution_backward_data_desc_init(&bwd, dnnl_convolution_direct, &x_any, &w_any, &y_any,
@@ -183,7 +204,7 @@ static void entry_build(conv_entry *e)
         st = dnnl_dilated_convolution_backward_weights_desc_init(&bwd, dnnl_convolution_direct, &x_any, &w_any,
                                                                  NULL, &y_any, strides, dil, pad_l, pad_r);
     if (st == dnnl_success && k->kind != CONV_DNNL_FORWARD)
-        st = dnnl_primitive_desc_create(&pd, &bwd, NULL, engine, fpd);
+        st = dnnl_primitive_desc_create(&pd, &bwd, user_scratchpad, engine, fpd);
     if (k->kind == CONV_DNNL_FORWARD) {
         pd = fpd;
         fpd = NULL;
@@ -212,6 +233,7 @@ static void entry_build(conv_entry *e)
                  operand_init(&e->op[1], pd, dnnl_query_diff_dst_md, DNNL_ARG_DIFF_DST, false) &&
                  operand_init(&e->op[2], pd, dnnl_query_diff_weights_md, DNNL_ARG_DIFF_WEIGHTS, true);
         }
+        ok = ok && scratch_md(pd, &e->scratch);
         if (ok && dnnl_primitive_create(&e->prim, pd) != dnnl_success) e->prim = NULL;
         if (!ok || !e->prim) {
             for (int i = 0; i < 3; i++)
@@ -274,6 +296,25 @@ static conv_entry *cache_get(const conv_key *k)
 
 /* ---- running ------------------------------------------------------------------- */
 
+/* Executes prim with args (room for one more) and a scratchpad of its own
+ * (Note [oneDNN scratchpads]), waiting for it before the scratchpad goes. */
+static bool execute(dnnl_primitive_t prim, const dnnl_memory_desc_t *scratch, dnnl_stream_t stream, int n,
+                    dnnl_exec_arg_t *args)
+{
+    const size_t bytes = dnnl_memory_desc_get_size(scratch);
+    void *buf = NULL;
+    dnnl_memory_t mem = NULL;
+    bool ok = true;
+    if (bytes) {
+        ok = (buf = em_cpu_alloc(bytes)) != NULL && dnnl_memory_create(&mem, scratch, engine, buf) == dnnl_success;
+        if (ok) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, mem};
+    }
+    ok = ok && dnnl_primitive_execute(prim, stream, n, args) == dnnl_success && dnnl_stream_wait(stream) == dnnl_success;
+    if (mem) dnnl_memory_destroy(mem);
+    if (buf) em_cpu_free(buf, bytes);
+    return ok;
+}
+
 static bool run_entry(const conv_entry *e, const float *a, const float *b, const float *bias, float *c)
 {
     void *ptr[3] = {(void *)a, (void *)b, c};
@@ -294,19 +335,19 @@ static bool run_entry(const conv_entry *e, const float *a, const float *b, const
     if (ok && bias) ok = dnnl_memory_create(&bias_mem, &e->bias_md, engine, (void *)bias) == dnnl_success;
     for (int i = 0; ok && i < 2; i++) /* inputs into the primitive's layouts */
         if (e->op[i].reorder) {
-            dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, user[i]}, {DNNL_ARG_TO, inner[i]}};
-            ok = dnnl_primitive_execute(e->op[i].reorder, stream, 2, r) == dnnl_success;
+            dnnl_exec_arg_t r[3] = {{DNNL_ARG_FROM, user[i]}, {DNNL_ARG_TO, inner[i]}};
+            ok = execute(e->op[i].reorder, &e->op[i].reorder_scratch, stream, 2, r);
         }
     if (ok) {
-        dnnl_exec_arg_t args[4];
+        dnnl_exec_arg_t args[5];
         int n = 0;
         for (int i = 0; i < 3; i++) args[n++] = (dnnl_exec_arg_t){e->op[i].arg, inner[i] ? inner[i] : user[i]};
         if (bias_mem) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bias_mem};
-        ok = dnnl_primitive_execute(e->prim, stream, n, args) == dnnl_success;
+        ok = execute(e->prim, &e->scratch, stream, n, args);
     }
     if (ok && e->op[2].reorder) {
-        dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, inner[2]}, {DNNL_ARG_TO, user[2]}};
-        ok = dnnl_primitive_execute(e->op[2].reorder, stream, 2, r) == dnnl_success;
+        dnnl_exec_arg_t r[3] = {{DNNL_ARG_FROM, inner[2]}, {DNNL_ARG_TO, user[2]}};
+        ok = execute(e->op[2].reorder, &e->op[2].reorder_scratch, stream, 2, r);
     }
     if (stream) ok = dnnl_stream_wait(stream) == dnnl_success && ok;
     for (int i = 0; i < 3; i++) {

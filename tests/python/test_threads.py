@@ -248,3 +248,28 @@ def test_window_kernels_equal_one_thread():
         ember.set_num_threads(saved)
     for i, (x, y) in enumerate(zip(one, many)):
         assert x.dtype == y.dtype and np.array_equal(x, y), "output %d differs" % i
+
+
+def test_onednn_chunks_run_concurrently():
+    """ResNet-18's deep convolution shape (float32, oneDNN, batch 32): the chunks of a batch run one
+    primitive on two threads at once, each with its own scratchpad (Note [oneDNN scratchpads] in
+    conv_dnnl.c; with the shared library scratchpad this crashed ResNet-18's training step).
+    Equal to one thread up to rounding."""
+    F = ember.nn.functional
+    saved, results = ember.get_num_threads(), []
+    try:
+        for threads in (1, 2, 3):
+            ember.set_num_threads(threads)
+            g = ember.Generator().manual_seed(0)
+            x = ember.randn(32, 256, 2, 2, generator=g, requires_grad=True)
+            w = ember.randn(256, 256, 3, 3, generator=g, requires_grad=True)
+            for _ in range(3):
+                x.grad = w.grad = None
+                y = F.conv2d(x, w, padding=1)
+                y.square().mean().backward()
+            results.append([t.detach().numpy() for t in (y, x.grad, w.grad)])
+    finally:
+        ember.set_num_threads(saved)
+    for other in results[1:]:
+        for got, want in zip(other, results[0]):
+            assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
