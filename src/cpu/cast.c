@@ -108,7 +108,7 @@ em_status cpu_copy(const em_call *c) { return cpu_pointwise(c, copy_loops); }
 typedef struct fill_job {
     char *d;
     size_t size;
-    char one[8];
+    _Alignas(16) char one[16]; /* an element: up to complex128 */
 } fill_job;
 
 #define FILL_AS(T)                                                                   \
