@@ -13,7 +13,10 @@ of every variant passes; the first failure is kept as the reason.
 
 Used two ways: `python3 tools/opinfo_replay.py WORKER FIRST LAST [--sampled]`
 is the worker tools/opinfo_report.py runs per chunk of ops (one JSON line per
-op on stdout, preceded by a "start" line so that a crash names its op).
+op on stdout, preceded by a "start" line so that a crash names its op), and
+`python3 tools/opinfo_replay.py OPS ID [ID ...] [--sampled]` replays the named
+ops (ids as the report lists them, e.g. `linalg.svd`, `polygamma.polygamma_n_0`)
+and prints every failure of each, not only the first: the loop for fixing an op.
 
 Importing op_db needs the `expecttest` module, which Debian does not ship; a
 stub lives in tests/python/opinfo_stub/ and is put on sys.path here.
@@ -307,11 +310,12 @@ def replay_op(em, op, sampled=False):
     """{'id', 'ns', 'pass', 'reason', 'errors_ok', 'errors_total', 'checks'}."""
     import torch
     res = {"id": op_id(op), "ns": namespace_of(op), "pass": True, "reason": None,
-           "errors_ok": 0, "errors_total": 0, "checks": 0, "error_fails": []}
+           "errors_ok": 0, "errors_total": 0, "checks": 0, "error_fails": [], "failures": []}
 
     def fail(why):
         if res["pass"]:
             res["pass"], res["reason"] = False, why
+        res["failures"].append(why)
 
     random_op = op.name in RANDOM_OPS
     vs = variants(em, op)
@@ -497,8 +501,33 @@ def worker(first, last, sampled):
         print(json.dumps(r), flush=True)
 
 
+def replay_named(ids, sampled):
+    """Replay the ops named by id and print each failure; exit status 1 if any fails."""
+    import torch
+    import ember as em
+    entries = {op_id(op): (i, op) for i, op in enumerate(load_op_db())}
+    unknown = [n for n in ids if n not in entries]
+    if unknown:
+        sys.exit(f"not in op_db: {', '.join(unknown)}")
+    failed = False
+    for name in ids:
+        i, op = entries[name]
+        torch.manual_seed(i)
+        em.manual_seed(i)
+        r = replay_op(em, op, sampled)
+        failed |= not r["pass"]
+        print(f"{name}: {'PASS' if r['pass'] else 'FAIL'} ({r['checks']} checks, "
+              f"errors {r['errors_ok']}/{r['errors_total']})")
+        for why in r["failures"] + r["error_fails"]:
+            print(f"    {why}")
+    sys.exit(1 if failed else 0)
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "WORKER":
         worker(int(sys.argv[2]), int(sys.argv[3]), "--sampled" in sys.argv)
+    elif len(sys.argv) >= 3 and sys.argv[1] == "OPS":
+        replay_named([a for a in sys.argv[2:] if a != "--sampled"], "--sampled" in sys.argv)
     else:
-        sys.exit("usage: opinfo_replay.py WORKER FIRST LAST [--sampled] (run tools/opinfo_report.py)")
+        sys.exit("usage: opinfo_replay.py WORKER FIRST LAST [--sampled] (run tools/opinfo_report.py)\n"
+                 "       opinfo_replay.py OPS ID [ID ...] [--sampled]")
