@@ -14,6 +14,7 @@
 double em_sf_lgamma(double x);
 double em_sf_digamma(double x);
 double em_sf_polygamma(int64_t n, double x); /* n >= 0 */
+float em_sf_trigammaf(float x);              /* polygamma(1, x) in float, as PyTorch's float32 kernel */
 double em_sf_zeta(double s, double q);       /* Hurwitz zeta(s, q) */
 double em_sf_igamma(double a, double x);     /* regularized lower incomplete gamma P(a, x) */
 double em_sf_igammac(double a, double x);    /* Q(a, x) = 1 - P(a, x) */

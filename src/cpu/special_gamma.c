@@ -102,6 +102,28 @@ double em_sf_polygamma(int64_t n, double x)
     return (n % 2 ? fact : -fact) * em_sf_zeta((double)n + 1, x);
 }
 
+/* float32 trigamma as PyTorch 1.13 computes it: in float, the reflection
+ * pi^2 / sin^2(pi x) - psi1(1 - x) below 1/2, six steps of the recurrence,
+ * then 1/x + 1/2x^2 + 1/6x^3 - 1/30x^5 + 1/42x^7. Near the poles (negative x
+ * close to an integer) float's rounding of pi x moves its results by more
+ * than float32's tolerance; the same steps make Ember's agree (trigamma is
+ * also digamma's gradient). The double trigamma above stays accurate. */
+float em_sf_trigammaf(float x)
+{
+    const float pi = (float)M_PI;
+    float sign = 1, acc = 0;
+    if (x < 0.5f) {
+        float s = sinf(pi * x);
+        acc = -(pi * pi) / (s * s);
+        sign = -1;
+        x = 1 - x;
+    }
+    for (int i = 0; i < 6; i++, x += 1) acc += 1 / (x * x);
+    float z = 1 / (x * x);
+    acc += (1 + 1 / (2 * x) + z * (1.f / 6 - z * (1.f / 30 - z * (1.f / 42)))) / x;
+    return sign * acc;
+}
+
 /* t - log(1 + t) for t = x/a - 1: the series t^2/2 - t^3/3 + ... for small
  * t, else with log(x/a) (exact to an ulp, where 1 + t is not). */
 static double t_minus_log1p(double a, double x)
