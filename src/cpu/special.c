@@ -4,6 +4,7 @@
  * recurrences. */
 #include "special_fn.h"
 #include "unary_ops.h"
+#include "vmath.h"
 
 /* A unary op computed by the double function fn (params p: c->f). */
 #define SPECIAL_UNARY(op, expr) UNARY_FLOATS(op, (float)(expr), (expr))
@@ -15,8 +16,10 @@ static inline float lgamma32(float x)
 }
 UNARY_FLOATS(lgamma, lgamma32(a), em_sf_lgamma(a))
 SPECIAL_UNARY(digamma, em_sf_digamma(a))
-UNARY_FLOATS(polygamma, p[0] == 1 ? em_sf_trigammaf(a) : (float)em_sf_polygamma((int64_t)p[0], a),
-             em_sf_polygamma((int64_t)p[0], a))
+UNARY_FLOAT_LOOPS(polygamma, p[0] == 1 ? em_sf_trigammaf(a) : (float)em_sf_polygamma((int64_t)p[0], a),
+                  em_sf_polygamma((int64_t)p[0], a))
+/* polygamma(0, x) runs digamma's kernel, so that the two agree bit for bit */
+em_status cpu_polygamma(const em_call *c) { return cpu_pointwise(c, c->f[0] == 0 ? digamma_loops : polygamma_loops); }
 SPECIAL_UNARY(i0, em_sf_i0(a))
 SPECIAL_UNARY(special_i0e, em_sf_i0e(a))
 SPECIAL_UNARY(special_i1, em_sf_i1(a))

@@ -13,26 +13,6 @@ double em_sf_lgamma(double x)
     return lgamma_r(x, &sign); /* (the reentrant form: kernels run on several threads) */
 }
 
-/* digamma by the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
- * asymptotic series ln x - 1/2x - sum B_2k / (2k x^2k); the reflection
- * psi(x) = psi(1 - x) - pi / tan(pi x) for negative x, with tan taken of the
- * exact fractional part. Poles: nan at the negative integers, and -inf/+inf at
- * +0/-0 (PyTorch's sign convention). */
-double em_sf_digamma(double x)
-{
-    if (x == 0) return copysign(INFINITY, -x);
-    if (x < 0) {
-        if (x == floor(x)) return NAN; /* (-inf included) */
-        return em_sf_digamma(1 - x) - M_PI / tan(M_PI * fmod(x, 1.0));
-    }
-    if (!(x < INFINITY)) return x;
-    double acc = 0;
-    for (; x < 10; x += 1) acc -= 1 / x;
-    double z = 1 / (x * x);
-    double tail = z * (1 / 12. - z * (1 / 120. - z * (1 / 252. - z * (1 / 240. - z * (1 / 132. - z * (691 / 32760. - z / 12.))))));
-    return acc + log(x) - 0.5 / x - tail;
-}
-
 /* trigamma the same way: psi1(x) = psi1(x + 1) + 1/x^2, then
  * 1/x + 1/2x^2 + sum B_2k / x^(2k+1); reflection psi1(1 - x) + pi^2 / sin^2(pi x)
  * with sin of pi x itself (PyTorch's: a large finite value at the negative
