@@ -16,7 +16,13 @@ result for the same sample is at most twice torch's float32 error plus four
 float32 ulps of the result's largest magnitude.
 Two correct libraries sum in different orders (blocked GEMMs, oneDNN, pairwise
 reductions); what the comparison must catch is an answer less accurate than
-torch's, not a different rounding. Float64 results get no such allowance. An op is "passing" when every check
+torch's, not a different rounding. Float64 results get no such allowance.
+
+Note [Torch's own errors]: where an OpInfo names a reference implementation
+(`ref`, NumPy or SciPy), a value that differs from torch's but matches the
+reference within torch's tolerance passes: torch 1.13's float64 Bessel J/Y and
+Airy Ai are off by up to 6e-7 where SciPy and mpmath agree to 1e-15. Error
+inputs on which torch itself raises nothing are not counted. An op is "passing" when every check
 of every variant passes; the first failure is kept as the reason.
 
 Used two ways: `python3 tools/opinfo_replay.py WORKER FIRST LAST [--sampled]`
@@ -187,6 +193,8 @@ def to_torch(em, x):
 
 def _path(em, dotted):
     obj = em
+    if dotted.startswith("torch."):  # some aliases are spelled in full (torch.special.gammainc)
+        dotted = dotted[len("torch."):]
     for part in dotted.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
@@ -276,9 +284,24 @@ def as_accurate_as_torch(a, b, ref):
     return _max_err(a, ref) <= 2.0 * _max_err(b, ref) + 4 * _FLOAT32_EPS * scale
 
 
-def compare(em, got, want, random_op, reference=None):
+def _matches_oracle(a, oracle, k):
+    """Whether Ember's a matches output k of the OpInfo's own reference
+    implementation (NumPy/SciPy), where torch disagrees with it."""
+    import numpy as np
+    import torch
+    try:
+        r = _flat(oracle())[k]
+        r = torch.as_tensor(np.asarray(r)).to(a.dtype)
+        torch.testing.assert_close(a, r, equal_nan=True, check_stride=False, check_dtype=False)
+        return True
+    except Exception:
+        return False
+
+
+def compare(em, got, want, random_op, reference=None, oracle=None):
     """None when Ember's result `got` matches torch's `want`, else a short reason.
-    `reference`, when given, returns torch's outputs for the sample in float64."""
+    `reference`, when given, returns torch's outputs for the sample in float64;
+    `oracle` the OpInfo's reference implementation's (Note [Torch's own errors])."""
     import torch
     g, w = _flat(to_torch(em, got)), _flat(want)
     if len(g) != len(w):
@@ -303,6 +326,8 @@ def compare(em, got, want, random_op, reference=None):
                         refs = [] if ref is None else _flat(ref)
                     if k < len(refs) and as_accurate_as_torch(a, b, refs[k]):
                         continue
+                if oracle is not None and _matches_oracle(a, oracle, k):
+                    continue
                 lines = [ln.strip() for ln in str(e).splitlines() if "Greatest absolute" in ln]
                 return "values differ" + (": " + lines[0] if lines else "")
         elif isinstance(b, (bool, int, float)) and not random_op:
@@ -485,7 +510,12 @@ def replay_op(em, op, sampled=False):
                         d = to_double((s.input, s.args, s.kwargs), dleaves)
                         return tfn(d[0], *d[1], **d[2]), dleaves
                 reference = double_run and (lambda run=double_run: _try(lambda: run()[0]))
-                why = compare(em, got, want, random_op, reference)
+                oracle = None
+                if getattr(op, "ref", None) is not None and not random_op:
+                    def oracle(s=s):
+                        n = s.numpy()
+                        return op.ref(n.input, *n.args, **n.kwargs)
+                why = compare(em, got, want, random_op, reference, oracle)
                 if why:
                     fail(f"{where}: {why}")
                     continue
@@ -554,8 +584,14 @@ def _replay_errors(em, op, res):
         if efn is None:
             res["error_fails"].append(f"error input {i}: op missing")
             continue
+        s = ei.sample_input
+        try:  # an error input torch itself accepts specifies nothing: not counted
+            op.op(s.input, *s.args, **s.kwargs)
+            res["errors_total"] -= 1
+            continue
+        except Exception:
+            pass
         try:
-            s = ei.sample_input
             efn(to_ember(em, s.input), *to_ember(em, s.args), **to_ember(em, s.kwargs))
         except Unconvertible:
             res["errors_total"] -= 1
