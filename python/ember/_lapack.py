@@ -104,6 +104,15 @@ def _needs_grad(*ts):
     return _C.is_grad_enabled() and builtins.any(t is not None and t.requires_grad for t in ts)
 
 
+def _linked(X, *ts):
+    """X recorded as a function of ts with a zero gradient: PyTorch's results of empty or trivial
+    inputs (an empty matrix, no reflectors, a zeroth power) keep the graph of their inputs."""
+    for t in ts:
+        if _needs_grad(t):
+            X = X + t.reshape(-1)[:0].sum()  # an empty sum: exactly 0, whatever t holds
+    return X
+
+
 # ---- LU ------------------------------------------------------------------------
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """A = P L U with partial pivoting: (LU, pivots, info); info > 0 where U is singular."""
@@ -173,7 +182,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if list(B.shape[:-2]) != batch:  # the row gather needs B at the broadcast batch shape
         B = B.expand(*batch, *B.shape[-2:]).contiguous()
     if n == 0:
-        return _out(B.clone(), out)
+        return _out(_linked(B.clone(), LU), out)
     P = _permutation(pivots, n, LU.dtype)
     if adjoint:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
         Y = _C._linalg_solve_triangular(_mT(LU), B, False, True, False)
@@ -186,6 +195,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 def _permute_rows(B, rows):
     """B's rows reordered: row i of the result is row rows[i] of B (a gather, not a product with P)."""
+    if B.numel() == 0:  # (gather of an empty index records no graph)
+        return B
     return B.gather(-2, rows.unsqueeze(-1).expand(*B.shape[:-2], rows.shape[-1], B.shape[-1]))
 
 
@@ -368,7 +379,7 @@ def householder_product(A, tau, *, out=None):
     _check_matrix(A, op, square=False, what='input')
     if _needs_grad(A, tau):
         Q = _C._linalg_householder_product(A.detach(), tau.detach())  # the checks
-        Q = _householder_matmuls(A, tau, A.shape[-1])
+        Q = _linked(_householder_matmuls(A, tau, A.shape[-1]), A, tau)
     else:
         Q = _C._linalg_householder_product(A, tau)
     return _out(Q, out)
@@ -511,9 +522,11 @@ def _tolerances(S_max, atol, rtol, dtype, m, n):
     if rtol is None:
         rtol = 0.0 if atol is not None and not (isinstance(atol, (int, float)) and atol == 0) else \
             _eps(dtype) * builtins.max(m, n)
+    if isinstance(rtol, Tensor):  # one tolerance per matrix of the batch
+        rtol = rtol.unsqueeze(-1)
     tol = S_max * rtol
     if atol is not None:
-        tol = _C.maximum(tol, atol if isinstance(atol, Tensor) else _C.full_like(tol, float(atol)))
+        tol = _C.maximum(tol, atol.unsqueeze(-1) if isinstance(atol, Tensor) else _C.full_like(tol, float(atol)))
     return tol
 
 
@@ -530,7 +543,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
         Linv = _C.where(L.abs() > tol, 1 / L, _C.zeros_like(L))
         return _out(_C.matmul(Q * Linv.unsqueeze(-2), _mT(Q)), out)
     if A.numel() == 0:
-        return _out(_C.zeros(*A.shape[:-2], n, m, dtype=A.dtype), out)
+        return _out(_linked(_C.zeros(*A.shape[:-2], n, m, dtype=A.dtype), A), out)
     U, S, Vh = _svd(A, False, True, 'linalg.pinv')
     tol = _tolerances(S[..., :1], atol, rtol, A.dtype, m, n)
     Sinv = _C.where(S > tol, 1 / S, _C.zeros_like(S))
@@ -544,7 +557,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     m, n = A.shape[-2], A.shape[-1]
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
     if S.shape[-1] == 0:
-        return _out(_C.zeros(*A.shape[:-2], dtype=_C.int64), out)
+        return _out(_C.zeros(tuple(A.shape[:-2]), dtype=_C.int64), out)
     tol = _tolerances(S.amax(-1, keepdim=True), atol, rtol, A.dtype, m, n)
     return _out((S > tol).sum(-1), out)
 
@@ -619,13 +632,13 @@ def tensorsolve(A, B, dims=None, *, out=None):
 
 def vander(x, *, N=None):
     """Columns x^0, x^1, ..., x^(N-1) (increasing powers) of the last dim of x."""
-    if x.dim() < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    if x.dim() == 0:  # a scalar is a vector of one (PyTorch's shape (1, N))
+        if N is None:
+            raise RuntimeError("N must be greater than 1.")
+        x = x.reshape(1)
     N = x.shape[-1] if N is None else N
     if N <= 1:
-        if N < 1:
-            raise RuntimeError("N must be greater than 1.")
-        return _C.ones_like(x).unsqueeze(-1)
+        raise RuntimeError("N must be greater than 1.")
     powers = _C.cat([_C.ones_like(x).unsqueeze(-1), x.unsqueeze(-1).expand(*x.shape, N - 1)], -1)
     return powers.cumprod(-1)
 

@@ -119,5 +119,5 @@ def matrix_power(A, n, *, out=None):
         if n:
             base = _C.matmul(base, base)
     if result is None:
-        result = _C.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).contiguous()
+        result = _lapack._linked(_C.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).contiguous(), A)
     return result if out is None else out.resize_(result.shape).copy_(result)
