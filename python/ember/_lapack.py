@@ -8,7 +8,7 @@ import builtins
 import collections
 import math
 
-from . import _C
+from . import _C, _lapack_grad
 from ._argcheck import accepts, param_names
 from ._tensor import Tensor
 
@@ -411,6 +411,9 @@ def _svd(A, full_matrices, compute_uv, op='linalg.svd'):
     _check_matrix(A, op, square=False)
     U, S, Vh, info = _C._linalg_svd(A, bool(full_matrices), bool(compute_uv))
     _check_info(info, 'linalg.svd', _svd_message)
+    m, n = A.shape[-2], A.shape[-1]
+    if compute_uv and full_matrices and builtins.min(m, n) == 0 and builtins.max(m, n) > 0:
+        U, Vh = U + _C.eye(m, dtype=A.dtype), Vh + _C.eye(n, dtype=A.dtype)  # zeros so far: PyTorch's identities
     return U, S, Vh
 
 
@@ -474,7 +477,7 @@ _DRIVERS = {'gels': 0, 'gelsy': 1, 'gelsd': 2, 'gelss': 3}
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """min ||A X - B||: (solution, residuals, rank, singular_values), as LAPACK's driver gives them
-    (gelsy by default). Differentiable through pinv(A) @ B."""
+    (gelsy by default). Differentiated as pinv(A) @ B, as PyTorch."""
     op = 'torch.linalg.lstsq'
     _check_matrix(A, op, square=False, what='input')
     if A.dtype != B.dtype:
@@ -495,7 +498,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         rcond = _eps(A.dtype) * builtins.max(m, n)
     X, res, rank, sv = _C._linalg_lstsq(A, Bm, float(rcond), _DRIVERS[driver])
     if _needs_grad(A, B):
-        X = _C.matmul(pinv(A), Bm)
+        X = _lapack_grad.LstsqSolution.apply(A, Bm, X, pinv)
     full = driver == 'gels' or bool((rank == builtins.min(m, n)).all())
     residuals = res if m > n and driver != 'gelsy' and full else _C.empty(0, dtype=A.dtype)
     if vector:
@@ -532,22 +535,30 @@ def _tolerances(S_max, atol, rtol, dtype, m, n):
 
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse from the SVD (eigh when hermitian), singular values below
-    max(atol, rtol * largest) taken as zero. rcond is the older name of rtol."""
+    max(atol, rtol * largest) taken as zero. rcond is the older name of rtol. Differentiated as
+    the pseudo-inverse (ember._lapack_grad), not through the SVD, as PyTorch."""
     _check_matrix(A, 'linalg.pinv', square=False)
     if rcond is not None:
         rtol = rcond
+
+    def value(A):
+        return _pinv(A, hermitian, atol, rtol)
+    return _out(_lapack_grad.Pinv.apply(A, value) if _needs_grad(A) else value(A), out)
+
+
+def _pinv(A, hermitian, atol, rtol):
     m, n = A.shape[-2], A.shape[-1]
-    if hermitian and not _needs_grad(A):  # (the SVD's gradient is PyTorch's, dense in A)
+    if A.numel() == 0:
+        return _C.zeros(*A.shape[:-2], n, m, dtype=A.dtype)
+    if hermitian:  # from A's lower triangle, as PyTorch
         L, Q = eigh(A)
         tol = _tolerances(L.abs().amax(-1, keepdim=True), atol, rtol, A.dtype, m, n)
         Linv = _C.where(L.abs() > tol, 1 / L, _C.zeros_like(L))
-        return _out(_C.matmul(Q * Linv.unsqueeze(-2), _mT(Q)), out)
-    if A.numel() == 0:
-        return _out(_linked(_C.zeros(*A.shape[:-2], n, m, dtype=A.dtype), A), out)
+        return _C.matmul(Q * Linv.unsqueeze(-2), _mT(Q))
     U, S, Vh = _svd(A, False, True, 'linalg.pinv')
     tol = _tolerances(S[..., :1], atol, rtol, A.dtype, m, n)
     Sinv = _C.where(S > tol, 1 / S, _C.zeros_like(S))
-    return _out(_C.matmul(_mT(Vh) * Sinv.unsqueeze(-2), _mT(U)), out)
+    return _C.matmul(_mT(Vh) * Sinv.unsqueeze(-2), _mT(U))
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
