@@ -209,8 +209,15 @@ def _lu_sign(pivots, dtype):
 
 def det(A, *, out=None):
     _check_matrix(A, 'linalg.det')
-    LU, piv, _ = _C._linalg_lu_factor_ex(A)
-    return _out(LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A.dtype), out)
+    return _out(_lapack_grad.Det.apply(A, _det) if _needs_grad(A) else _det(A)[0], out)
+
+
+def _det(A):
+    """(det A, the LU it comes from, whether that is the LU of A^T). As PyTorch, a contiguous A
+    is factored transposed (the buffer LAPACK reads as is): its rounding, and its exact zeros."""
+    transposed = A.is_contiguous()
+    LU, piv, _ = _C._linalg_lu_factor_ex(_mT(A) if transposed else A)
+    return LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A.dtype), LU, piv, transposed
 
 
 def slogdet(A, *, out=None):

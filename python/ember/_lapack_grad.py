@@ -1,7 +1,7 @@
-"""PyTorch 1.13's gradients of linalg.pinv and linalg.lstsq, which are not those of the SVD
-they are computed with: autograd Functions around their values (ember._lapack) with the
-pseudo-inverse's own differential, finite where the SVD's is not (repeated or zero singular
-values). Written with Ember ops, so twice differentiable."""
+"""PyTorch 1.13's gradients of linalg.det, linalg.pinv and linalg.lstsq, which are not those of
+the factorizations they are computed with: autograd Functions around their values (ember._lapack)
+with the function's own differential, finite where the factorization's is not (singular
+matrices, repeated or zero singular values). Written with Ember ops, so twice differentiable."""
 from . import _C
 from .autograd.function import Function
 
@@ -50,3 +50,41 @@ class LstsqSolution(Function):
         gA = pinv_backward(_C.matmul(gX, _mT(B)), P, A) if ctx.needs_input_grad[0] else None
         gB = _C.matmul(_mT(P), gX) if ctx.needs_input_grad[1] else None
         return gA, gB, None, None
+
+
+class Det(Function):
+    """det A = value(A)[0] (value gives its LU too), differentiated as PyTorch: g det A^-T
+    solved with that LU, whose exact zeros on U's diagonal become eps (finite at singular A);
+    under create_graph g times A's cofactors (from the SVD where A is near singular)."""
+    @staticmethod
+    def forward(ctx, A, value):
+        det, LU, piv, ctx.transposed = value(A)
+        ctx.save_for_backward(A, det, LU, piv)
+        return det
+
+    @staticmethod
+    def backward(ctx, g):
+        from . import _lapack as L
+        A, det, LU, piv = ctx.saved_tensors
+        n = A.shape[-1]
+        d = _C.diag_embed((g * det).unsqueeze(-1).expand(*det.shape, n))
+        eps = L._eps(A.dtype)
+        if _C.is_grad_enabled():
+            if bool((det.abs() < 100 * eps).any()):
+                return g[..., None, None] * _cofactors(A), None
+            return L.solve(_mT(A), d), None
+        diag = LU.diagonal(0, -2, -1)
+        LU = LU + _C.diag_embed(_C.where(diag == 0, _C.full_like(diag, eps), _C.zeros_like(diag)))
+        return L.lu_solve(LU, piv, d, adjoint=not ctx.transposed), None
+
+
+def _cofactors(A):
+    """The matrix of cofactors of A (det A A^-T where A is invertible), from A = U diag(S) Vh:
+    det(U Vh) U diag(prod of the other S) Vh, finite and differentiable at singular A."""
+    from . import _lapack as L
+    U, S, Vh = L.svd(A)
+    alpha = L.det(U.detach()) * L.det(Vh.detach())  # +-1
+    one = _C.ones_like(S[..., :1])
+    before = _C.cat([one, S[..., :-1]], -1).cumprod(-1)
+    after = _C.cat([S[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)
+    return _C.matmul(U * (alpha.unsqueeze(-1) * before * after).unsqueeze(-2), Vh)

@@ -53,26 +53,53 @@ EM_BACKWARD(linalg_cholesky_ex, EM_SAVE_OUT(0))
     DONE();
 }
 
-/* ---- LU: A = P L U (square A) ---------------------------------------------
- * With gL, gU the strictly lower and upper parts of G:
- * gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T. The packed LU serves
- * as L^T (unit upper) and U^T (lower) in the solves. */
+/* ---- LU: A = P L U, L m x k unit lower, U k x n upper, k = min(m, n) --------
+ * With gL, gU the strictly lower and upper parts of G (the packed gradient):
+ * square: gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T;
+ * tall (L = [L1; L2], L1 k x k): gA = P [L1^-T M; gL2] U^-T with
+ *   M = tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2);
+ * wide (U = [U1 | U2], U1 k x k): gA = P L^-T [M U1^-T | gU2] with
+ *   M = tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T).
+ * The packed LU's square block serves as L1^T (unit upper) and U1^T (lower)
+ * in the solves. */
+static em_tensor *lu_tall(em_tensor *LU, em_tensor *g, int64_t m, int64_t k)
+{
+    em_arena a = {0};
+    em_tensor *LU1 = X(em_narrow(LU, -2, 0, k)), *L2 = X(em_narrow(LU, -2, k, m - k));
+    em_tensor *g1 = X(em_narrow(g, -2, 0, k)), *gL2 = X(em_narrow(g, -2, k, m - k));
+    em_tensor *L1 = X(em_add(X(em_tril(LU1, -1)), X(em_eye(k, k, (em_dtype)LU->dtype)), 1));
+    em_tensor *upper = X(em_sub(MM(X(em_triu(g1, 0)), T_(X(em_triu(LU1, 0)))), MM(T_(L2), gL2), 1));
+    em_tensor *M = X(em_add(X(em_tril(MM(T_(L1), X(em_tril(g1, -1))), -1)), X(em_triu(upper, 0)), 1));
+    em_tensor *top = TRSV(T_(LU1), M, true, true, true);
+    em_tensor *R = X(em_cat(2, (const em_tensor *[]){top, gL2}, -2));
+    em_tensor *r = em_arena_result(&a, TRSV(T_(LU1), R, false, false, false));
+    em_arena_end(&a);
+    return r;
+}
+
+static em_tensor *lu_wide(em_tensor *LU, em_tensor *g, int64_t k, int64_t n)
+{
+    em_arena a = {0};
+    em_tensor *LU1 = X(em_narrow(LU, -1, 0, k)), *U2 = X(em_narrow(LU, -1, k, n - k));
+    em_tensor *g1 = X(em_narrow(g, -1, 0, k)), *gU2 = X(em_narrow(g, -1, k, n - k));
+    em_tensor *L = X(em_add(X(em_tril(LU1, -1)), X(em_eye(k, k, (em_dtype)LU->dtype)), 1));
+    em_tensor *lower = X(em_sub(MM(T_(L), X(em_tril(g1, -1))), MM(gU2, T_(U2)), 1));
+    em_tensor *M = X(em_add(X(em_tril(lower, -1)), X(em_triu(MM(X(em_triu(g1, 0)), T_(X(em_triu(LU1, 0)))), 0)), 1));
+    em_tensor *R = X(em_cat(2, (const em_tensor *[]){TRSV(T_(LU1), M, false, false, false), gU2}, -1));
+    em_tensor *r = em_arena_result(&a, TRSV(T_(LU1), R, true, true, true));
+    em_arena_end(&a);
+    return r;
+}
+
 EM_BACKWARD(linalg_lu_factor_ex, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
 {
     em_arena a = {0};
     const em_geometry *in = &n->in_geom[0];
-    if (in->sizes[in->ndim - 2] != in->sizes[in->ndim - 1])
-        return em_fail(EM_ERR_NOT_IMPLEMENTED, "linalg.lu_factor: the gradient of the LU decomposition of "
-                       "non-square matrices is not implemented in Ember yet");
-    const int64_t m = in->sizes[in->ndim - 1];
+    const int64_t m = in->sizes[in->ndim - 2], nc = in->sizes[in->ndim - 1];
     em_tensor *LU = OUTPUT(0);
     const em_tensor *piv = em_node_output(n, 1);
     if (!piv || a.failed) DONE();
-    em_tensor *L = X(em_add(X(em_tril(LU, -1)), X(em_eye(m, m, (em_dtype)LU->dtype)), 1));
-    em_tensor *U = X(em_triu(LU, 0));
-    em_tensor *lower = X(em_tril(MM(T_(L), X(em_tril(G, -1))), -1));
-    em_tensor *M = X(em_add(lower, X(em_triu(MM(X(em_triu(G, 0)), T_(U)), 0)), 1));
-    em_tensor *R = TRSV(T_(LU), TRSV(T_(LU), M, true, true, true), false, false, false);
+    em_tensor *R = X(m >= nc ? lu_tall(LU, G, m, nc) : lu_wide(LU, G, m, nc));
     em_tensor *P = X(em_lu_pivots_to_permutation(piv, m, (em_dtype)LU->dtype));
     GRAD(0, MM(P, R));
     DONE();

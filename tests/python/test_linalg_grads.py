@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import ember
-from helpers import check, rand, to_ember
+from helpers import assert_same, check, rand, to_ember
 
 warnings.filterwarnings('ignore', 'torch.symeig is deprecated')
 warnings.filterwarnings('ignore', 'torch.cholesky is deprecated')
@@ -139,3 +139,43 @@ def test_lstsq_gradient(sa, sb, driver):
     xs = (to_ember(A).requires_grad_(True), to_ember(B).requires_grad_(True))
     assert ember.autograd.gradcheck(lambda A, B: ember.linalg.lstsq(A, B, driver=driver).solution, xs)
     assert ember.autograd.gradgradcheck(lambda A, B: ember.linalg.lstsq(A, B, driver=driver).solution, xs)
+
+
+@pytest.mark.parametrize('shape', [(3, 5), (5, 3), (2, 4, 6), (2, 6, 4), (4, 4)])
+def test_lu_gradient_of_non_square_matrices(shape):
+    A = rand(*shape, dtype='float64', seed=12)
+    check(lambda A, m: m.linalg.lu_factor(A), A, grad=True, **F64)
+    check(lambda A, m: m.linalg.lu(A), A, grad=True, **F64)
+    x = to_ember(A).requires_grad_(True)
+    assert ember.autograd.gradcheck(lambda A: ember.linalg.lu(A)[1:], (x,))
+    assert ember.autograd.gradgradcheck(lambda A: ember.linalg.lu(A)[1:], (x,))
+
+
+def singular_matrices():
+    """A rank-deficient batch (exactly singular in floating point: a repeated row, a zero column)
+    and a nearly singular one."""
+    A = rand(3, 4, 4, dtype='float64', seed=13)
+    A[0, 3] = A[0, 1]
+    A[1, :, 2] = 0
+    A[2] = rand(4, 3, dtype='float64', seed=14) @ rand(3, 4, dtype='float64', seed=15)
+    return A
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_det_gradient_at_singular_matrices(dtype):
+    """PyTorch's: det from the LU of A^T, gradient g det A^-T with the LU's exact zeros made eps."""
+    A = singular_matrices().to(getattr(torch, dtype))
+    tol = dict(atol=1e-5, rtol=1e-4) if dtype == 'float32' else F64
+    check(lambda A, m: m.linalg.det(A), A, grad=True, **tol)
+    check(lambda A, m: m.linalg.det(A.mT), A, grad=True, **tol)  # not contiguous: the LU of A itself
+
+
+def test_det_second_derivatives():
+    """Under create_graph: the solve for invertible inputs, the SVD's cofactors near singular ones."""
+    for A in (rand(2, 4, 4, dtype='float64', seed=16), singular_matrices()[1:]):
+        x = to_ember(A).requires_grad_(True)
+        assert ember.autograd.gradgradcheck(ember.linalg.det, (x,))
+        g, = ember.autograd.grad(ember.linalg.det(x).sum(), x, create_graph=True)
+        t = A.clone().requires_grad_(True)
+        tg, = torch.autograd.grad(torch.linalg.det(t).sum(), t, create_graph=True)
+        assert_same(g, tg, 1e-9, 1e-8)
