@@ -1,7 +1,7 @@
 """The top-level and Tensor-method forms of the factorizations, as torch 1.13 has them: det,
 logdet, slogdet, inverse, cholesky, cholesky_solve, cholesky_inverse, qr (some=), svd (some=,
 compute_uv=, returning V), symeig, lu (get_infos=), lu_solve, lu_unpack, triangular_solve,
-matrix_exp, pinverse, geqrf, orgqr, ormqr, nuclear_norm, svd_lowrank, pca_lowrank; and eig, solve, lstsq, matrix_rank,
+matrix_exp, pinverse, geqrf, orgqr, ormqr, nuclear_norm, norm (for p='nuc'), svd_lowrank, pca_lowrank; and eig, solve, lstsq, matrix_rank,
 which 1.13 removed (they raise its RuntimeError). Installed by ember._functions_extra.install."""
 import warnings
 
@@ -116,6 +116,23 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
                                f"dimension{'' if input.dim() == 1 else 's'} instead.")
         dim = (-2, -1)
     return L._out(L.singular_value_norm(input, 'nuc', dim, keepdim), out)
+
+
+def norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the nuclear norm (p='nuc') here, every other p in C (ember._C.norm)."""
+    if not (isinstance(p, str) and p == 'nuc'):
+        return _C.norm(input, p, dim, keepdim, out=out, dtype=dtype)
+    if dtype is not None:
+        raise ValueError("dtype argument is not supported in nuclear norm")
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dim) != 2:
+            raise RuntimeError("nuclear norm requires a 'dim' argument of size 2")
+    return nuclear_norm(input, dim, keepdim, out=out)
+
+
+def norm_method(self, p='fro', dim=None, keepdim=False, dtype=None, *, out=None):
+    return norm(self, p, dim, keepdim, out, dtype)
 
 
 def orgqr(input, tau):

@@ -184,7 +184,10 @@ static em_tensor *svd_inner(em_tensor *S, em_tensor *gS, em_tensor *UgU, em_tens
     return r;
 }
 
-EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
+/* A missing gradient of output k (EM_KEEP_MISSING_GRADS): zeros like it. */
+#define GO_OR_ZEROS(k, like) (go[k] ? go[k] : X(em_zeros_like((like), (em_dtype)(like)->dtype)))
+
+EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2) | EM_KEEP_MISSING_GRADS)
 {
     em_arena a = {0};
     if (!n->call.i[4])
@@ -193,7 +196,14 @@ EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
     const em_geometry *in = &n->in_geom[0];
     const int64_t m = in->sizes[in->ndim - 2], nc = in->sizes[in->ndim - 1], k = m < nc ? m : nc;
     em_tensor *U = X(em_narrow(OUTPUT(0), -1, 0, k)), *S = OUTPUT(1), *V = T_(X(em_narrow(OUTPUT(2), -2, 0, k)));
-    em_tensor *gU = X(em_narrow(go[0], -1, 0, k)), *gS = go[1], *gV = T_(X(em_narrow(go[2], -2, 0, k)));
+    if (a.failed) DONE();
+    em_tensor *gS = GO_OR_ZEROS(1, S);
+    if (!go[0] && !go[2]) { /* the values alone: U diag(gS) V^T, also at repeated values (as PyTorch) */
+        GRAD(0, MM(X(em_mul(U, X(em_unsqueeze(gS, -2)))), T_(V)));
+        DONE();
+    }
+    em_tensor *gU = X(em_narrow(GO_OR_ZEROS(0, OUTPUT(0)), -1, 0, k));
+    em_tensor *gV = T_(X(em_narrow(GO_OR_ZEROS(2, OUTPUT(2)), -2, 0, k)));
     if (a.failed) DONE();
     em_tensor *UgU = MM(T_(U), gU), *VgV = MM(T_(V), gV), *Srow = X(em_unsqueeze(S, -2));
     em_tensor *gA = MM(MM(U, X(svd_inner(S, gS, UgU, VgV))), T_(V));
@@ -207,7 +217,7 @@ EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
  * gA = Q (diag(gL) + (Q^T gQ) / E) Q^T with E_ij = L_j - L_i (off the
  * diagonal; the diagonal of the quotient is dropped), symmetrized as
  * PyTorch's (A is symmetric). */
-EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
+EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_KEEP_MISSING_GRADS)
 {
     em_arena a = {0};
     if (!n->call.i[4])
@@ -215,12 +225,17 @@ EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
                        "compute_v=True (linalg.eigh rather than linalg.eigvalsh)");
     em_tensor *L = OUTPUT(0), *Q = OUTPUT(1);
     if (a.failed) DONE();
+    em_tensor *gL = GO_OR_ZEROS(0, L);
+    if (!go[1]) { /* the values alone: Q diag(gL) Q^T, also at repeated values (as PyTorch) */
+        GRAD(0, MM(X(em_mul(Q, X(em_unsqueeze(gL, -2)))), T_(Q)));
+        DONE();
+    }
     const int64_t k = L->sizes[L->ndim - 1];
     em_tensor *eye = X(em_eye(k, k, (em_dtype)L->dtype));
     em_tensor *E = X(em_add(X(em_sub(X(em_unsqueeze(L, -2)), X(em_unsqueeze(L, -1)), 1)), eye, 1));
     em_tensor *W = X(em_div(MM(T_(Q), go[1]), E));
     W = X(em_sub(W, X(em_mul(W, eye)), 1));
-    W = X(em_add(W, X(em_diag_embed(go[0], 0, -2, -1)), 1));
+    W = X(em_add(W, X(em_diag_embed(gL, 0, -2, -1)), 1));
     em_tensor *gA = MM(MM(Q, W), T_(Q));
     GRAD(0, X(em_mul(X(em_add(gA, T_(gA), 1)), SCALAR(0.5))));
     DONE();

@@ -179,3 +179,29 @@ def test_det_second_derivatives():
         t = A.clone().requires_grad_(True)
         tg, = torch.autograd.grad(torch.linalg.det(t).sum(), t, create_graph=True)
         assert_same(g, tg, 1e-9, 1e-8)
+
+
+@pytest.mark.parametrize('A', [torch.zeros(4, 4, dtype=torch.float64), torch.eye(3, dtype=torch.float64),
+                               torch.zeros(2, 3, 5, dtype=torch.float64)])
+def test_values_alone_differentiate_at_repeated_values(A):
+    """Singular values or eigenvalues without their vectors: U diag(gS) V^T (Q diag(gL) Q^T),
+    finite where the values repeat (PyTorch's subgradients at zero)."""
+    check(lambda A, m: m.linalg.svdvals(A), A, grad=True, **F64)
+    check(lambda A, m: m.linalg.matrix_norm(A, 'nuc'), A, grad=True, **F64)
+    if A.shape[-1] == A.shape[-2]:
+        check(lambda A, m: m.linalg.eigvalsh(A), A, grad=True, **F64)
+        check(lambda A, m: m.linalg.norm(A, 2), A, grad=True, **F64)
+
+
+def test_norm_nuc():
+    A = rand(3, 4, 5, dtype='float64', seed=17)
+    check(lambda A, m: m.norm(A[0], 'nuc'), A, grad=True, **F64)
+    check(lambda A, m: m.norm(A, 'nuc', dim=[0, 2], keepdim=True), A, grad=True, **F64)
+    check(lambda A, m: A.norm('nuc', (1, 2)), A, grad=True, **F64)
+    check(lambda A, m: m.norm(A, p=3, dim=1), A, grad=True, **F64)  # the other p still reach C
+    for args, kw, exc in [((A, 'nuc'), {}, RuntimeError), ((A, 'nuc'), dict(dim=[0]), RuntimeError),
+                          ((A[0], 'nuc'), dict(dtype=torch.float32), ValueError)]:
+        with pytest.raises(exc):
+            torch.norm(*args, **kw)
+        with pytest.raises(exc):
+            ember.norm(to_ember(args[0]), *args[1:], **{k: ember.float32 if k == 'dtype' else v for k, v in kw.items()})
