@@ -213,11 +213,18 @@ def det(A, *, out=None):
 
 
 def _det(A):
-    """(det A, the LU it comes from, whether that is the LU of A^T). As PyTorch, a contiguous A
-    is factored transposed (the buffer LAPACK reads as is): its rounding, and its exact zeros."""
-    transposed = A.is_contiguous()
-    LU, piv, _ = _C._linalg_lu_factor_ex(_mT(A) if transposed else A)
+    """(det A, the LU it comes from, whether that is the LU of A^T): _lu_as_torch's."""
+    LU, piv, _, transposed = _lu_as_torch(A)
     return LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A.dtype), LU, piv, transposed
+
+
+def _lu_as_torch(A):
+    """(LU, pivots, info, transposed): the LU PyTorch's det, solve and inv compute, that of A^T
+    when A is contiguous (the buffer LAPACK reads as is), so that their rounding (exact zeros of
+    singular inputs included) is torch's."""
+    transposed = A.is_contiguous()
+    LU, piv, info = _C._linalg_lu_factor_ex(_mT(A) if transposed else A)
+    return LU, piv, info, transposed
 
 
 def slogdet(A, *, out=None):
@@ -255,11 +262,12 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
-    A_ = A if left else _mT(A)
-    Bm = Bm if left or vector else _mT(Bm)
-    LU, piv, info = _C._linalg_lu_factor_ex(A_)
-    X = lu_solve(LU, piv, Bm)
-    X = X.squeeze(-1) if vector else X if left else _mT(X)
+    grad = _needs_grad(A, B)
+    LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
+    X = lu_solve(LU, piv, Bm.detach() if grad else Bm, left=left, adjoint=transposed)
+    if grad:  # differentiated as PyTorch (its formula, its rounding)
+        X = _lapack_grad.Solve.apply(A, Bm, X, LU, piv, left, transposed)
+    X = X.squeeze(-1) if vector else X
     if check_errors:
         _check_info(info, 'torch.linalg.solve_ex', lambda i: "The solver failed because the input matrix is singular.")
     return _out(SolveExResult(X, info), out)
@@ -286,8 +294,11 @@ def solve(A, B, *, left=True, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     _check_matrix(A, 'linalg.inv')
-    LU, piv, info = _C._linalg_lu_factor_ex(A)
-    X = lu_solve(LU, piv, _eye_like(A))
+    grad = _needs_grad(A)
+    LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
+    X = lu_solve(LU, piv, _eye_like(A), adjoint=transposed)
+    if grad:
+        X = _lapack_grad.Inverse.apply(A, X)
     if check_errors:
         _check_info(info, 'linalg.inv_ex', _inv_message)
     return _out(InvExResult(X, info), out)

@@ -1,4 +1,4 @@
-"""PyTorch 1.13's gradients of linalg.det, linalg.pinv and linalg.lstsq, which are not those of
+"""PyTorch 1.13's gradients of linalg.solve, linalg.inv, linalg.det, linalg.pinv and linalg.lstsq, which are not those of
 the factorizations they are computed with: autograd Functions around their values (ember._lapack)
 with the function's own differential, finite where the factorization's is not (singular
 matrices, repeated or zero singular values). Written with Ember ops, so twice differentiable."""
@@ -88,3 +88,44 @@ def _cofactors(A):
     before = _C.cat([one, S[..., :-1]], -1).cumprod(-1)
     after = _C.cat([S[..., 1:], one], -1).flip(-1).cumprod(-1).flip(-1)
     return _C.matmul(U * (alpha.unsqueeze(-1) * before * after).unsqueeze(-2), Vh)
+
+
+class Solve(Function):
+    """X = A^-1 B (left) or B A^-1, computed outside from A's LU (of A^T when transposed),
+    differentiated as PyTorch: gB = A^-T gX solved with that LU (under create_graph: solve(A^T)),
+    gA = -gB X^T (left) or -X^T gB."""
+    @staticmethod
+    def forward(ctx, A, B, X, LU, piv, left, transposed):
+        ctx.left, ctx.transposed = left, transposed
+        X = X.clone()
+        ctx.save_for_backward(A, LU, piv, X)
+        return X
+
+    @staticmethod
+    def backward(ctx, gX):
+        from . import _lapack as L
+        A, LU, piv, X = ctx.saved_tensors
+        left = ctx.left
+        if _C.is_grad_enabled():
+            gB = L.solve(_mT(A), gX, left=left)
+        else:
+            gB = L.lu_solve(LU, piv, gX, left=left, adjoint=not ctx.transposed)
+        gA = None
+        if ctx.needs_input_grad[0]:
+            gA = -_C.matmul(gB, _mT(X)) if left else -_C.matmul(_mT(X), gB)
+        return gA, gB, None, None, None, None, None
+
+
+class Inverse(Function):
+    """X = A^-1, computed outside; PyTorch's gradient gA = -X^T gX X^T."""
+    @staticmethod
+    def forward(ctx, A, X):
+        X = X.clone()
+        ctx.save_for_backward(X)
+        return X
+
+    @staticmethod
+    def backward(ctx, gX):
+        X, = ctx.saved_tensors
+        Xt = _mT(X)
+        return -_C.matmul(Xt, _C.matmul(gX, Xt)), None

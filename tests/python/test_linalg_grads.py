@@ -205,3 +205,21 @@ def test_norm_nuc():
             torch.norm(*args, **kw)
         with pytest.raises(exc):
             ember.norm(to_ember(args[0]), *args[1:], **{k: ember.float32 if k == 'dtype' else v for k, v in kw.items()})
+
+
+@pytest.mark.parametrize('left', [True, False])
+@pytest.mark.parametrize('contiguous', [True, False])
+def test_solve_and_inv_are_torchs(left, contiguous):
+    """The LU of A^T for a contiguous A (PyTorch's rounding), the gradients of PyTorch's formulas
+    (gB = A^-T gX, gA = -gB X^T; inv: -X^T g X^T), twice differentiable."""
+    A = rand(2, 4, 4, dtype='float32', seed=18)
+    B = rand(2, 4, 3, dtype='float32', seed=19)
+    B = B if left else B.mT
+    prep = (lambda A: A) if contiguous else (lambda A: A.mT.contiguous().mT)
+    check(lambda A, B, m: m.linalg.solve(prep(A), B, left=left), A, B, grad=True, atol=1e-5, rtol=1e-5)
+    check(lambda A, m: m.linalg.inv(prep(A)), A, grad=True, atol=1e-5, rtol=1e-5)
+    xs = (to_ember(A.double()).requires_grad_(True), to_ember(B.double()).requires_grad_(True))
+    assert ember.autograd.gradgradcheck(lambda A, B: ember.linalg.solve(prep(A), B, left=left), xs)
+    assert ember.autograd.gradgradcheck(lambda A: ember.linalg.inv(prep(A)), xs[:1])
+    if left:  # a vector B
+        check(lambda A, B, m: m.linalg.solve(A, B[..., 0]), A, B, grad=True, atol=1e-5, rtol=1e-5)
