@@ -1,9 +1,10 @@
-"""torch.linalg's factorizations and what is built on them (real dtypes), with PyTorch 1.13's
+"""torch.linalg's factorizations and what is built on them (real inputs), with PyTorch 1.13's
 names, defaults, results and errors. The LAPACK primitives are ember._C's (_linalg_lu_factor_ex,
-_linalg_solve_triangular, _linalg_cholesky_ex, _linalg_qr, _linalg_svd, _linalg_eigh,
-_linalg_lstsq, _geqrf, _linalg_householder_product: include/ember/lapack.h), each with a
-backward formula where differentiable; det, inv, solve, lu_solve, pinv, matrix_exp, ... are
-written with them here and differentiated through them. ember.linalg exports these."""
+_linalg_lu_solve, _linalg_solve_triangular, _linalg_cholesky_ex, _linalg_qr, _linalg_svd,
+_linalg_eigh, _linalg_eig, _linalg_lstsq, _geqrf, _linalg_householder_product, _ormqr:
+include/ember/lapack.h), each with a backward formula where differentiable; det, inv, solve,
+lu_solve, pinv, matrix_exp, ... are written with them here and differentiated through them or
+with PyTorch's own formulas (ember._lapack_grad). ember.linalg exports these."""
 import builtins
 import collections
 import math
@@ -28,6 +29,7 @@ CholeskyExResult = _result_type('linalg_cholesky_ex', 'L info')
 QRResult = _result_type('linalg_qr', 'Q R')
 SVDResult = _result_type('linalg_svd', 'U S Vh')
 EighResult = _result_type('linalg_eigh', 'eigenvalues eigenvectors')
+EigResult = _result_type('linalg_eig', 'eigenvalues eigenvectors')
 LUFactorResult = _result_type('linalg_lu_factor', 'LU pivots')
 LUFactorExResult = _result_type('linalg_lu_factor_ex', 'LU pivots info')
 LUResult = _result_type('linalg_lu', 'P L U')
@@ -183,6 +185,10 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         B = B.expand(*batch, *B.shape[-2:]).contiguous()
     if n == 0:
         return _out(_linked(B.clone(), LU), out)
+    if not _needs_grad(LU, B):  # LAPACK's getrs, as PyTorch (its rounding)
+        shape = [*batch, n]
+        LU_, piv_ = LU.expand(*shape, n).contiguous(), pivots.expand(*shape).contiguous()
+        return _out(_C._linalg_lu_solve(LU_, piv_, B, bool(adjoint)), out)
     P = _permutation(pivots, n, LU.dtype)
     if adjoint:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
         Y = _C._linalg_solve_triangular(_mT(LU), B, False, True, False)
@@ -404,14 +410,15 @@ def householder_product(A, tau, *, out=None):
 
 
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
-    """Q other (other Q when not left; Q^T when transpose) with Q the full m x m product of the
-    reflectors of geqrf's result."""
-    m = input.shape[-2]
-    if input.shape[-1] > m:
-        raise RuntimeError("torch.ormqr: input.shape[-1] must be less than or equal to input.shape[-2]")
-    pad = _C.zeros(*input.shape[:-1], m - input.shape[-1], dtype=input.dtype)
-    full = _C.cat([input, pad], -1)
-    Q = _householder_matmuls(full, tau, m) if _needs_grad(input, tau) else _C._linalg_householder_product(full, tau)
+    """Q other (other Q when not left; Q^T when transpose) with Q the full product of the
+    reflectors of geqrf's result: LAPACK's ormqr, as PyTorch. Differentiable here (PyTorch 1.13's
+    is not) through Q's matrix products."""
+    if not _needs_grad(input, tau, other):
+        return _out(_C._ormqr(input, tau, other, bool(left), bool(transpose)), out)
+    _C._ormqr(input.detach(), tau.detach(), other.detach(), bool(left), bool(transpose))  # the checks
+    m, k = input.shape[-2], tau.shape[-1]
+    full = _C.cat([input[..., :k], _C.zeros(*input.shape[:-1], m - k, dtype=input.dtype)], -1)
+    Q = _linked(_householder_matmuls(full, tau, m), input, tau)
     if transpose:
         Q = _mT(Q)
     return _out(_C.matmul(Q, other) if left else _C.matmul(other, Q), out)
@@ -479,14 +486,28 @@ def eigvalsh(A, UPLO='L', *, out=None):
     return _out(_eigh(A, UPLO, _needs_grad(A), 'linalg.eigvalsh')[0], out)
 
 
+def _eig(A, compute_v, op):
+    """(eigenvalues, eigenvectors) of the general square A from LAPACK's geev, as PyTorch calls it:
+    complex64 (complex128) for float32 (float64) A; no gradient yet (it needs complex autograd)."""
+    _check_matrix(A, op)
+    if _needs_grad(A):
+        raise NotImplementedError(f"{op}: the gradient of the general eigendecomposition is not implemented in "
+                                  "Ember yet (it needs complex autograd); call it on A.detach(), or use "
+                                  "linalg.eigh for symmetric A")
+    L, V, info = _C._linalg_eig(A, bool(compute_v))
+    if info.numel() and bool((info < 0).any()):
+        raise RuntimeError(f"torch.{op}: input tensor should not contain infs or NaNs.")
+    _check_info(info, f"torch.{op}", lambda i: f"The algorithm failed to converge because the input matrix is "
+                f"ill-conditioned or has too many repeated eigenvalues (error code: {i}).")
+    return L, V
+
+
 def eig(A, *, out=None):
-    raise NotImplementedError("linalg.eig returns complex eigenvalues and eigenvectors: it needs Ember's complex "
-                              "dtypes, which are not wired to LAPACK yet (for symmetric inputs use linalg.eigh)")
+    return _out(EigResult(*_eig(A, True, 'linalg.eig')), out)
 
 
 def eigvals(A, *, out=None):
-    raise NotImplementedError("linalg.eigvals returns complex eigenvalues: it needs Ember's complex dtypes, which "
-                              "are not wired to LAPACK yet (for symmetric inputs use linalg.eigvalsh)")
+    return _out(_eig(A, False, 'linalg.eigvals')[0], out)
 
 
 # ---- least squares, pseudo-inverse, rank ----------------------------------------------------
@@ -700,11 +721,6 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     return _out(_C._linalg_ldl_solve(LD, pivots, B), out)
 
 
-for _f in (eig, eigvals):
-    _f.__ember_not_implemented__ = True  # counted as missing by tools/api_coverage.py
-del _f
-
-
 # PyTorch's argument types, checked as its parser does (a TypeError naming the argument).
 _ARGS = {
     'lu_factor_ex': dict(A='Tensor', pivot='bool', check_errors='bool'),
@@ -721,7 +737,7 @@ _ARGS = {
     'householder_product': dict(A='Tensor', tau='Tensor'),
     'ormqr': dict(input='Tensor', tau='Tensor', other='Tensor', left='bool', transpose='bool'),
     'svd': dict(A='Tensor', full_matrices='bool'), 'svdvals': dict(A='Tensor'), 'eigh': dict(A='Tensor'),
-    'eigvalsh': dict(A='Tensor'), 'lstsq': dict(A='Tensor', B='Tensor', rcond='float?'),
+    'eigvalsh': dict(A='Tensor'), 'eig': dict(A='Tensor'), 'eigvals': dict(A='Tensor'), 'lstsq': dict(A='Tensor', B='Tensor', rcond='float?'),
     'pinv': dict(A='Tensor', hermitian='bool'), 'matrix_rank': dict(A='Tensor', hermitian='bool'),
     'cond': dict(A='Tensor'), 'tensorinv': dict(A='Tensor', ind='int'), 'tensorsolve': dict(A='Tensor', B='Tensor'),
     'vander': dict(x='Tensor'), 'ldl_factor_ex': dict(A='Tensor', hermitian='bool', check_errors='bool'),
@@ -740,5 +756,5 @@ def _check_args(namespace, table):
 
 
 _TUPLE_RESULTS = {'slogdet', 'inv_ex', 'solve_ex', 'cholesky_ex', 'qr', 'svd', 'eigh', 'lu_factor', 'lu_factor_ex',
-                  'lu', 'geqrf', 'symeig', 'lu_unpack', 'triangular_solve', 'ldl_factor', 'ldl_factor_ex'}
+                  'lu', 'geqrf', 'symeig', 'eig', 'lu_unpack', 'triangular_solve', 'ldl_factor', 'ldl_factor_ex'}
 _check_args(globals(), _ARGS)

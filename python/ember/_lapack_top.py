@@ -160,8 +160,8 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     q is at least A's numerical rank. V is returned, not Vh (as torch.svd)."""
     q = 6 if q is None else q
     m, n = A.shape[-2], A.shape[-1]
-    if M is not None:
-        M = M.expand(A.shape)
+    if M is not None and tuple(M.shape) != tuple(A.shape):
+        M = M.expand(A.shape).contiguous()  # (transposed below: not a view of an expanded tensor)
     if m < n or n > q:  # project from the right: the small matrix is (m x q)
         Q = _range_basis(_mT(A), q, niter, None if M is None else _mT(M))
         B = _C.matmul(A, Q) if M is None else _C.matmul(A, Q) - _C.matmul(M, Q)
@@ -181,9 +181,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
         raise ValueError(f'q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}')
     if niter < 0:
         raise ValueError(f'niter(={niter}) must be non-negative integer')
-    if not center:
-        return svd_lowrank(A, q, niter)
-    return svd_lowrank(A, q, niter, A.mean(-2, keepdim=True))
+    return svd_lowrank(A - A.mean(-2, keepdim=True) if center else A, q, niter)
 
 
 _ARGS = {

@@ -1,7 +1,7 @@
 """ember.linalg: torch.linalg. Norms, products, cross and matrix_power are here; the
 LAPACK-backed factorizations and what is built on them (det, inv, solve, qr, svd, eigh,
-cholesky, lu, lstsq, pinv, matrix_exp, ...) are in ember._lapack. eig and eigvals (complex
-results) raise NotImplementedError."""
+cholesky, lu, lstsq, pinv, matrix_exp, eig, ...) are in ember._lapack. eig and eigvals (complex
+results) have no gradient yet."""
 import builtins
 
 from . import _C

@@ -106,15 +106,16 @@ EM_BACKWARD(linalg_lu_factor_ex, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
 }
 
 /* ---- QR: A = Q R -----------------------------------------------------------
- * m >= n: gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
- * copyltu(M) the symmetric matrix of M's lower triangle. m < n: A = [X | Y],
- * R = [U | V]; X's gradient is the square case's with gQ + Y gV^T, Y's is Q gV. */
+ * m >= n: gA = (gQ + Q sym(N)) R^-T with N = gR R^T - Q^T gQ and sym(N) the
+ * symmetric matrix of N's upper triangle (PyTorch's order of operations, for
+ * its rounding). m < n: A = [X | Y], R = [U | V]; X's gradient is the square
+ * case's with gQ + Y gV^T, Y's is Q gV. */
 static em_tensor *qr_tall(const em_tensor *Q, const em_tensor *R, em_tensor *gQ, em_tensor *gR)
 {
     em_arena a = {0};
-    em_tensor *M = X(em_sub(MM(R, T_(gR)), MM(T_(gQ), Q), 1));
-    em_tensor *sym = X(em_add(X(em_tril(M, 0)), T_(X(em_tril(M, -1))), 1));
-    em_tensor *b = X(em_add(gQ, MM(Q, sym), 1));
+    em_tensor *N = X(em_sub(MM(gR, T_(R)), MM(T_(Q), gQ), 1));
+    em_tensor *sym = X(em_add(X(em_triu(N, 0)), T_(X(em_triu(N, 1))), 1));
+    em_tensor *b = X(em_add(MM(Q, sym), gQ, 1));
     em_tensor *r = em_arena_result(&a, TRSV(T_(R), b, false, false, false));
     em_arena_end(&a);
     return r;

@@ -223,3 +223,60 @@ def test_solve_and_inv_are_torchs(left, contiguous):
     assert ember.autograd.gradgradcheck(lambda A: ember.linalg.inv(prep(A)), xs[:1])
     if left:  # a vector B
         check(lambda A, B, m: m.linalg.solve(A, B[..., 0]), A, B, grad=True, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize('m,n,k', [(5, 5, 5), (5, 2, 2), (2, 5, 2), (5, 3, 1), (4, 4, 0)])
+@pytest.mark.parametrize('left', [True, False])
+@pytest.mark.parametrize('transpose', [True, False])
+def test_ormqr_is_lapacks(m, n, k, left, transpose):
+    """LAPACK's ormqr as torch calls it (input's first k columns, any n >= k); differentiable here."""
+    A = rand(2, m, n, dtype='float32', seed=20, low=-3, high=3)
+    tau = rand(2, k, dtype='float32', seed=21, low=-2, high=2)
+    C = rand(2, m, 3, dtype='float32', seed=22) if left else rand(2, 3, m, dtype='float32', seed=22)
+    check(lambda A, tau, C, m: m.ormqr(A, tau, C, left, transpose), A, tau, C, atol=1e-5, rtol=1e-5)
+    xs = tuple(to_ember(x.double()).requires_grad_(True) for x in (A, tau, C))
+    assert ember.autograd.gradcheck(lambda A, tau, C: ember.ormqr(A, tau, C, left, transpose), xs)
+
+
+def test_ormqr_errors():
+    for args in [(torch.randn(()), torch.randn(()), torch.randn(())),
+                 (torch.ones(5, 0), torch.ones(5), torch.ones(5, 5)),
+                 (torch.ones(5, 5), torch.ones(5), torch.ones(4, 5)),
+                 (torch.ones(2, 5, 5), torch.ones(3, 5), torch.ones(2, 5, 5))]:
+        with pytest.raises(RuntimeError):
+            torch.ormqr(*args)
+        with pytest.raises(RuntimeError):
+            ember.ormqr(*[to_ember(a) for a in args])
+
+
+@pytest.mark.parametrize('adjoint', [False, True])
+@pytest.mark.parametrize('left', [True, False])
+def test_lu_solve_is_getrs(adjoint, left):
+    """Without gradients: LAPACK's getrs (torch's rounding), batches broadcast."""
+    A = rand(2, 1, 4, 4, dtype='float32', seed=23)
+    LU, piv = torch.linalg.lu_factor(A)
+    B = rand(3, 4, 2, dtype='float32', seed=24)
+    B = B if left else B.mT
+    check(lambda LU, B, m: m.linalg.lu_solve(LU, piv if m is torch else to_ember(piv), B, left=left, adjoint=adjoint),
+          LU, B, atol=1e-6, rtol=1e-6)
+    with pytest.raises(RuntimeError, match='out of range'):
+        ember._C._linalg_lu_solve(to_ember(LU[0, 0]), ember.tensor([1, 9, 3, 4], dtype=ember.int32),
+                                  ember.zeros(4, 2), False)
+
+
+def test_lowrank_with_gradients():
+    """svd_lowrank with M and pca_lowrank on inputs that require grad (M broadcast, centered input);
+    the singular values of a rank-3 input are exact, and their gradient is the SVD's."""
+    low = rand(2, 7, 3, dtype='float64', seed=25) @ rand(2, 3, 6, dtype='float64', seed=26)
+    x = to_ember(low).requires_grad_(True)
+    U, S, V = ember.pca_lowrank(x, q=3)
+    centered = low - low.mean(-2, keepdim=True)
+    assert_same(S, torch.linalg.svdvals(centered)[..., :3], 1e-9, 1e-8)
+    g, = ember.autograd.grad(S.sum(), x)
+    t = low.clone().requires_grad_(True)
+    tg, = torch.autograd.grad(torch.linalg.svdvals(t - t.mean(-2, keepdim=True))[..., :3].sum(), t)
+    assert_same(g, tg, 1e-8, 1e-7)
+    M = to_ember(rand(2, 1, 6, dtype='float64', seed=27)).requires_grad_(True)
+    U, S, V = ember.svd_lowrank(x, q=4, M=M)
+    S.sum().backward()
+    assert M.grad is not None and x.grad is not None
