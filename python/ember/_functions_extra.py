@@ -283,5 +283,6 @@ def install(namespace):
     for name, fn in _lapack_top.METHODS.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
+    namespace['norm'], Tensor.norm = _lapack_top.norm, _lapack_top.norm_method  # C's, plus p='nuc'
     for name in ('clamp_min_', 'clamp_max_', 'as_strided_', 'resize_as_', 'detach_', 'ldexp_'):
         namespace.setdefault(name, METHODS[name])
