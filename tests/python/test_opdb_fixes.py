@@ -1,0 +1,118 @@
+"""Ops fixed after PyTorch 1.13's op_db replay (issue 15), each against torch 1.13:
+values, float64 gradcheck and exception types of the edge cases the replay found."""
+import pytest
+import torch
+
+import ember
+from helpers import check, check_raises, rand, to_ember
+
+X = rand(3, 4, dtype='float64', seed=1)
+
+
+def gradcheck(fn, *inputs):
+    ins = tuple(to_ember(x).requires_grad_(True) for x in inputs)
+    assert ember.autograd.gradcheck(fn, ins)
+
+
+# ---- shapes of 0-d and empty inputs ------------------------------------------------------
+def test_mT_mH_adjoint_of_0d():
+    s = torch.tensor(2.5, dtype=torch.float64)
+    check(lambda a, m: a.mT, s)
+    check(lambda a, m: a.mH, s)
+    check(lambda a, m: a.adjoint(), s)
+    check_raises(lambda a, m: a.mT, rand(3))
+    check_raises(lambda a, m: a.adjoint(), rand(3))
+
+
+def test_unfold_of_0d():
+    s = torch.tensor(1.5, dtype=torch.float64)
+    check(lambda a, m: a.unfold(0, 1, 1), s, grad=True)
+    check(lambda a, m: a.unfold(-1, 0, 1), s)
+    check_raises(lambda a, m: a.unfold(0, 2, 1), s)
+
+
+def test_aminmax():
+    s = torch.tensor(2.5, dtype=torch.float64)
+    for kw in ({}, {'dim': 0}, {'dim': 0, 'keepdim': True}, {'keepdim': True}):
+        check(lambda a, m: tuple(m.aminmax(a, **kw)), s)
+    check(lambda a, m: tuple(m.aminmax(a, dim=1, keepdim=True)), X)
+    check(lambda a, m: tuple(m.aminmax(a, keepdim=True)), X)
+    check_raises(lambda a, m: m.aminmax(a), torch.zeros(5, 0, 5))
+    check_raises(lambda a, m: m.aminmax(a, dim=1), torch.zeros(5, 0, 5))
+    check_raises(lambda a, m: m.aminmax(a, dim=0, out=(m.empty(0), m.empty(0, dtype=m.float64))), rand(4, 4))
+    e = ember.aminmax(to_ember(X), dim=0, out=(ember.empty(0, dtype=ember.float64),) * 2)
+    assert tuple(e.min.shape) == (4,)
+
+
+def test_glu_backward_of_empty_narrowed_halves():
+    # sigmoid of an empty view at an offset once asked for a negative allocation
+    check(lambda a, m: m.nn.functional.glu(a, 2), torch.zeros(0, 2, 4, dtype=torch.float64), grad=True)
+    check(lambda a, m: a.narrow(2, 2, 2).sigmoid(), torch.zeros(0, 2, 4))
+
+
+def test_feature_alpha_dropout_passes_1d_through_in_eval():
+    v = rand(5)
+    check(lambda a, m: m.nn.functional.feature_alpha_dropout(a, 0.5, training=False), v)
+    check(lambda a, m: m.nn.functional.feature_alpha_dropout(a, 0.0, training=True), v)
+    check_raises(lambda a, m: m.nn.functional.feature_alpha_dropout(a, 0.5, training=True), v)
+
+
+def test_batch_norm_of_empty_input():
+    e = torch.zeros(0, dtype=torch.float64)
+    check(lambda a, m: m.nn.functional.batch_norm(a, m.zeros(0, dtype=m.float64), m.zeros(0, dtype=m.float64),
+                                                  training=True), e, grad=True)
+
+
+@pytest.mark.parametrize('training', [True, False])
+def test_native_batch_norm_statistics(training):
+    x, w, b = rand(3, 2, 4, dtype='float64', seed=2), rand(2, dtype='float64', seed=3), rand(2, dtype='float64')
+    rm, rv = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)
+    eo, to = check(lambda a, c, d, m: tuple(m.native_batch_norm(a, c, d, m.zeros(2, dtype=m.float64),
+                                                                m.ones(2, dtype=m.float64), training, 0.1, 1e-5)),
+                   x, w, b, grad=True)
+    # the statistics are not differentiable, as PyTorch's
+    assert [o.requires_grad for o in eo] == [o.requires_grad for o in to]
+    gradcheck(lambda a, c, d: ember.native_batch_norm(a, c, d, to_ember(rm), to_ember(rv), training, 0.1, 1e-5)[0],
+              x, w, b)
+
+
+def test_native_layer_norm_statistics_not_differentiable():
+    x, w, b = rand(2, 3, 4, dtype='float64', seed=5), rand(4, dtype='float64', seed=6), rand(4, dtype='float64')
+    eo, to = check(lambda a, c, d, m: tuple(m.native_layer_norm(a, (4,), c, d, 1e-5)), x, w, b, grad=True)
+    assert [o.requires_grad for o in eo] == [o.requires_grad for o in to]
+    gradcheck(lambda a, c, d: ember.native_layer_norm(a, (4,), c, d, 1e-5)[0], x, w, b)
+    eo = ember.nn.functional.group_norm(to_ember(x).requires_grad_(), 3)
+    assert eo.requires_grad
+
+
+# ---- gather's empty index ----------------------------------------------------------------
+def test_gather_empty_index_of_any_dtype():
+    v = rand(5, dtype='float64')
+    check(lambda a, m: m.gather(a, 0, m.zeros(0, dtype=m.uint8)), v, grad=True)
+    check(lambda a, m: m.gather(a, 1, m.zeros(4, 0, dtype=m.int64)), X, grad=True)
+    check_raises(lambda a, m: m.gather(a, 0, m.zeros(1, dtype=m.uint8)), v)
+    check_raises(lambda a, m: m.gather(a, 0, m.zeros(1, dtype=m.int32)), v)
+
+
+# ---- error types -------------------------------------------------------------------------
+def test_split_by_zero_sections():
+    cube = rand(5, 5, 5)
+    for name in ('dsplit', 'hsplit', 'vsplit'):
+        check_raises(lambda a, m: getattr(m, name)(a, 0), cube)
+
+
+def test_kthvalue_out_aliasing_input():
+    # once resized its own input under the kernel (a crash)
+    check_raises(lambda a, m: m.kthvalue(a, 5, out=(a, m.tensor(0))), rand(10))
+    check_raises(lambda a, m: m.kthvalue(a, 2, keepdim=True, out=(a[:1], m.empty(0, dtype=m.int64))), rand(5))
+
+
+def test_sort_out_aliasing_input_is_allowed():
+    check(lambda a, m: m.sort(a, out=(a, m.empty(0, dtype=m.int64)))[0].clone(), rand(7))
+
+
+def test_linalg_cross_needs_same_rank():
+    check_raises(lambda a, b, m: m.linalg.cross(a, b), rand(5, 5, 3), rand(5, 3))
+    check_raises(lambda a, b, m: m.cross(a, b), rand(5, 5, 3), rand(5, 3))
+    check(lambda a, b, m: m.linalg.cross(a, b), rand(5, 1, 3, dtype='float64'), rand(1, 4, 3, dtype='float64'),
+          grad=True)
