@@ -116,3 +116,49 @@ def test_linalg_cross_needs_same_rank():
     check_raises(lambda a, b, m: m.cross(a, b), rand(5, 5, 3), rand(5, 3))
     check(lambda a, b, m: m.linalg.cross(a, b), rand(5, 1, 3, dtype='float64'), rand(1, 4, 3, dtype='float64'),
           grad=True)
+
+
+# ---- fill_ / zero_ are recorded (a zero gradient), as PyTorch's ----------------------------
+def test_zero_and_fill_keep_history():
+    check(lambda a, m: a.clone().zero_() * 2 + a, X, grad=True)
+    check(lambda a, m: m.zero_(a.clone()), X, grad=True)
+    check(lambda a, m: (a * 1)[1:].fill_(3.0), X, grad=True)
+    e = to_ember(X).requires_grad_()
+    with pytest.raises(RuntimeError):
+        e.zero_()
+    with ember.no_grad():
+        e.fill_(1.0)
+    assert e.requires_grad and float(e.sum()) == 12.0
+
+
+# ---- gradient / index_reduce / quantile ------------------------------------------------------
+def test_gradient_arguments():
+    check(lambda a, m: m.gradient(a, spacing=None), X, grad=True)
+    check(lambda a, m: m.gradient(a, spacing=None, edge_order=2), X, grad=True)
+    check_raises(lambda a, m: m.gradient(a, spacing=0.1, dim=(1, 1)), X)
+    check_raises(lambda a, m: m.gradient(a, spacing=[m.tensor(2.0)], dim=0), X)
+    check_raises(lambda a, m: m.gradient(a, dim=3), X)
+    check_raises(lambda a, m: m.gradient(a, edge_order=1), torch.zeros(3, 1))
+
+
+@pytest.mark.parametrize('reduce', ['prod', 'mean', 'amax', 'amin'])
+def test_index_reduce_of_0d(reduce):
+    s, v = torch.tensor(1.5, dtype=torch.float64), torch.tensor(-2.0, dtype=torch.float64)
+    check(lambda a, b, m: a.index_reduce(0, m.tensor([0]), b, reduce), s, v, grad=True)
+    check(lambda a, b, m: a.clone().index_reduce_(0, m.tensor([0]), b, reduce, include_self=False), s, v, grad=True)
+    check(lambda a, b, m: (a * 1).index_reduce_(0, m.tensor([0, 2, 0]), b, reduce), X, rand(3, 4, dtype='float64'),
+          grad=True)
+
+
+def test_quantile_of_0d_and_gradient_in_q():
+    s = torch.tensor(1.5, dtype=torch.float64)
+    for kw in ({'dim': 0}, {'dim': 0, 'keepdim': True}, {'keepdim': True}):
+        check(lambda a, m: m.quantile(a, 0.5, **kw), s)
+        check(lambda a, m: m.nanquantile(a, m.tensor([0.25, 0.5], dtype=m.float64), **kw), s)
+    q = torch.tensor([0.3, 0.75], dtype=torch.float64)
+    check(lambda a, b, m: m.quantile(a, b, dim=1, keepdim=True), X, q, grad=True)
+    check(lambda a, b, m: m.nanquantile(a, b, dim=0), X, q, grad=True)
+    check(lambda a, b, m: m.quantile(a, b), X, torch.tensor(0.4, dtype=torch.float64), grad=True)
+    gradcheck(lambda a, b: ember.quantile(a, b, dim=1), X, q)
+    check_raises(lambda a, m: m.quantile(a, m.tensor([0.5])), X)
+    check_raises(lambda a, m: m.quantile(a, m.rand(2, 2, dtype=m.float64)), X)
