@@ -443,9 +443,8 @@ def combinations(input, r=2, with_replacement=False):
     index = list(pick(range(n), r)) if count else []  # (itertools allocates r slots even for none)
     if r == 0:
         return _C.empty(0, dtype=input.dtype)
-    if not index:
-        return _C.empty(0, r, dtype=input.dtype)
-    return input[_C.tensor(index, dtype=_C.int64)]
+    # (no combinations: an empty index, so that the result still has input's history)
+    return input[_C.tensor(index, dtype=_C.int64) if index else _C.zeros(0, r, dtype=_C.int64)]
 
 
 # ---- facts ---------------------------------------------------------------------------------------

@@ -162,3 +162,35 @@ def test_quantile_of_0d_and_gradient_in_q():
     gradcheck(lambda a, b: ember.quantile(a, b, dim=1), X, q)
     check_raises(lambda a, m: m.quantile(a, m.tensor([0.5])), X)
     check_raises(lambda a, m: m.quantile(a, m.rand(2, 2, dtype=m.float64)), X)
+
+
+# ---- addbmm_, cartesian_prod / combinations, torch 1.13's private attention ------------------
+@pytest.mark.parametrize('shape', [(1,), (), (5, 10)])
+def test_addbmm_inplace_broadcasts_and_resizes_self(shape):
+    b1, b2 = rand(5, 5, 5, dtype='float64', seed=7), rand(5, 5, 10, dtype='float64', seed=8)
+    check(lambda a, p, q, m: a.clone().addbmm_(p, q, beta=0.6, alpha=0.2), rand(*shape, dtype='float64'), b1, b2,
+          grad=True)
+
+
+def test_cartesian_prod_and_combinations_keep_history():
+    v1, v2, v3 = rand(1, dtype='float64'), rand(2, dtype='float64', seed=2), rand(4, dtype='float64', seed=3)
+    check(lambda a, b, c, m: m.cartesian_prod(a, b, c), v1, v2, v3, grad=True)
+    for r in (2, 4):
+        check(lambda a, m: m.combinations(a, r), v2, grad=True)
+    check(lambda a, m: a.expand(3, 4).reshape(12), v3, grad=True)  # a copy, not a view of the expand
+
+
+def test_private_scaled_dot_product_attention():
+    q, k, v = rand(2, 4, 6, dtype='float64'), rand(2, 3, 6, dtype='float64', seed=2), rand(2, 3, 6, dtype='float64')
+    for causal in (False, True):
+        for need in (False, True):
+            check(lambda a, b, c, m: m.nn.functional._scaled_dot_product_attention(
+                a, b, c, need_attn_weights=need, is_causal=causal), q, k, v, grad=True)
+    mask = torch.rand(4, 3) > 0.3
+    mask[:, 0] = True
+    check(lambda a, b, c, m: m.nn.functional._scaled_dot_product_attention(a, b, c, attn_mask=to(m, mask)),
+          q, k, v, grad=True)
+
+
+def to(m, t):
+    return t if m is torch else to_ember(t)
