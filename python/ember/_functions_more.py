@@ -422,6 +422,8 @@ FUNCTIONS = {f.__name__: f for f in (
     get_num_interop_threads, set_num_interop_threads, init_num_threads, is_distributed, is_vulkan_available,
     get_file_path, prepare_multiprocessing_environment, to_dlpack, conv_tbc, index_reduce, gradient, frexp,
     is_inference, histogramdd)}
+from ._segment import segment_reduce  # noqa: E402 (its own file)
+FUNCTIONS['segment_reduce'] = segment_reduce
 METHODS = dict(renorm=renorm, quantile=quantile, nanquantile=nanquantile, matrix_power=matrix_power,
                is_distributed=is_distributed, index_reduce=index_reduce, frexp=frexp, is_inference=is_inference,
                # (from a clone: the reduction saves its input, which the copy_ then overwrites)

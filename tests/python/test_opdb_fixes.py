@@ -194,3 +194,40 @@ def test_private_scaled_dot_product_attention():
 
 def to(m, t):
     return t if m is torch else to_ember(t)
+
+
+# ---- fractional max pooling with given samples (the replay's draw torch's RNG stream) --------
+@pytest.mark.parametrize('nd,shape,ks,kw', [
+    (2, (2, 3, 9, 9), (4, 4), {'output_size': (2, 3)}), (2, (2, 3, 9, 9), (6, 6), {'output_ratio': (0.5, 0.5)}),
+    (2, (3, 9, 9), 3, {'output_size': 5}), (3, (2, 3, 7, 8, 9), (2, 3, 4), {'output_size': (3, 4, 5)}),
+    (3, (2, 3, 7, 8, 9), 2, {'output_ratio': 0.5})])
+def test_fractional_max_pool_with_samples(nd, shape, ks, kw):
+    x = rand(*shape, dtype='float64')
+    u = torch.rand(shape[0] if len(shape) == nd + 2 else 1, shape[-nd - 1], nd, dtype=torch.float64)
+    fn = f'fractional_max_pool{nd}d'
+    check(lambda a, m: getattr(m.nn.functional, fn)(a, ks, _random_samples=to(m, u), return_indices=True, **kw), x,
+          grad=True)
+
+
+# ---- segment_reduce ----------------------------------------------------------------------------
+@pytest.mark.parametrize('reduce', ['max', 'min', 'sum', 'prod', 'mean'])
+@pytest.mark.parametrize('initial', [None, 2.0])
+def test_segment_reduce(reduce, initial):
+    v = rand(5, dtype='float64', seed=11)
+    lengths = torch.tensor([0, 1, 2, 2])
+    offsets = torch.tensor([0, 0, 1, 3, 5])
+    check(lambda a, m: m.segment_reduce(a, reduce, lengths=to(m, lengths), initial=initial), v, grad=True)
+    check(lambda a, m: m.segment_reduce(a, reduce, offsets=to(m, offsets), initial=initial), v, grad=True)
+    x = rand(4, 5, 3, dtype='float64', seed=12)
+    rows = torch.tensor([[2, 0, 3, 0], [0, 1, 2, 2], [3, 0, 2, 0], [1, 1, 1, 2]])
+    check(lambda a, m: m.segment_reduce(a, reduce, lengths=to(m, rows), axis=1, initial=initial), x, grad=True)
+    check(lambda a, m: m.segment_reduce(a, reduce, lengths=to(m, torch.tensor([1, 2])), unsafe=True,
+                                        initial=initial), x, grad=True)
+    if reduce in ('sum', 'mean'):
+        gradcheck(lambda a: ember.segment_reduce(a, reduce, lengths=to_ember(rows), axis=1, initial=initial), x)
+
+
+def test_segment_reduce_errors():
+    v = rand(5)
+    check_raises(lambda a, m: m.segment_reduce(a, 'sum', lengths=m.tensor([1, 2])), v)
+    check_raises(lambda a, m: m.segment_reduce(a, 'sum'), v)
