@@ -231,3 +231,15 @@ def test_segment_reduce_errors():
     v = rand(5)
     check_raises(lambda a, m: m.segment_reduce(a, 'sum', lengths=m.tensor([1, 2])), v)
     check_raises(lambda a, m: m.segment_reduce(a, 'sum'), v)
+
+
+def test_ops_aten_slice():
+    x = rand(4, 6, 5, dtype='float64')
+    for args in ((), (1, 1, -2), (2, -4, None, 2), (0, -100, 100, 3)):
+        check(lambda a, m: m.ops.aten.slice.Tensor(a, *args), x, grad=True)
+    check(lambda a, m: m.ops.aten.slice(a, 1, 1, 5, 2), x, grad=True)
+    check_raises(lambda a, m: m.ops.aten.slice.Tensor(a, 0, 0, 2, 0), x)
+    e = ember.ops.aten.slice.Tensor(to_ember(x), 1, 1, 3)
+    assert e.storage_offset() == 5 and e.data_ptr() == e.storage().data_ptr() + 5 * 8  # a view
+    with pytest.raises(AttributeError):
+        ember.ops.aten.slice.NoSuchOverload
