@@ -173,10 +173,10 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     qt = q.reshape(-1) if isinstance(q, Tensor) else _C.tensor([q], dtype=input.dtype)
     if ((qt.detach() < 0) | (qt.detach() > 1)).any():
         raise RuntimeError(f'{name}() q values must be in the range [0, 1]')
+    if dim is not None:
+        dim = wrap_dim(dim, input.dim())
     if input.dim() == 0:  # PyTorch: a 0-d input gives 0-d results, keepdim or not
         dim, keepdim = None, False
-    if dim is not None:
-        dim = dim % input.dim()
     x = input.reshape(-1) if dim is None else input.movedim(dim, -1)
     sorted_ = x.sort(-1).values  # nans sort last
     nans = _C.isnan(x).sum(-1, keepdim=True)

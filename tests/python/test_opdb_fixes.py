@@ -243,3 +243,12 @@ def test_ops_aten_slice():
     assert e.storage_offset() == 5 and e.data_ptr() == e.storage().data_ptr() + 5 * 8  # a view
     with pytest.raises(AttributeError):
         ember.ops.aten.slice.NoSuchOverload
+
+
+def test_views_of_an_expanded_view_that_requires_grad():
+    # once refused ("taking a view of an expanded tensor"): now views of the expand's root
+    v = rand(1, 3, dtype='float64')
+    check(lambda a, m: a.expand(4, 3).transpose(-2, -1), v, grad=True)
+    check(lambda a, m: (a * 2).expand(4, 3).t()[1:, ::2], v, grad=True)
+    check(lambda a, m: a.expand(2, 4, 3).mT.select(0, 1).diagonal(), v, grad=True)
+    gradcheck(lambda a: a.expand(4, 3).t()[1:, ::2].diagonal(), v)
