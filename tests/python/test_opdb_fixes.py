@@ -252,3 +252,10 @@ def test_views_of_an_expanded_view_that_requires_grad():
     check(lambda a, m: (a * 2).expand(4, 3).t()[1:, ::2], v, grad=True)
     check(lambda a, m: a.expand(2, 4, 3).mT.select(0, 1).diagonal(), v, grad=True)
     gradcheck(lambda a: a.expand(4, 3).t()[1:, ::2].diagonal(), v)
+
+
+def test_masked_fill_complex_value_into_real_tensor():
+    check_raises(lambda a, m: a.masked_fill(m.tensor(True), m.tensor(1 + 1j)), rand(2, 2))
+    check_raises(lambda a, m: a.masked_fill(m.tensor(True), 1j), rand(2, 2))
+    check_raises(lambda a, m: a.masked_fill(m.tensor(True), m.tensor(1 + 2j)), torch.tensor([1, 2]))
+    check(lambda a, m: a.masked_fill(m.tensor(True), m.tensor(2 + 0j)), rand(2, 2))
