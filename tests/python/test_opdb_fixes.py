@@ -48,6 +48,8 @@ def test_glu_backward_of_empty_narrowed_halves():
     # sigmoid of an empty view at an offset once asked for a negative allocation
     check(lambda a, m: m.nn.functional.glu(a, 2), torch.zeros(0, 2, 4, dtype=torch.float64), grad=True)
     check(lambda a, m: a.narrow(2, 2, 2).sigmoid(), torch.zeros(0, 2, 4))
+    # an empty result is contiguous, as PyTorch's
+    assert ember.zeros(0, 3, 4).permute(2, 0, 1).exp().stride() == torch.zeros(0, 3, 4).permute(2, 0, 1).exp().stride()
 
 
 def test_feature_alpha_dropout_passes_1d_through_in_eval():
