@@ -34,11 +34,15 @@ static em_tensor *gather(const em_tensor *self, int dim, const em_tensor *index,
     em_tensor *out = em_tensor_new(index->ndim, index->sizes, (em_dtype)self->dtype, self->storage->device);
     em_tensor *idx = index->dtype == EM_I64 ? em_retain((em_tensor *)index)
                                              : em_tensor_new(index->ndim, index->sizes, EM_I64, index->storage->device);
-    em_tensor *src = out && idx ? em_index_restride(self, index->ndim, index->sizes, d) : NULL;
+    /* (an empty index may have another rank than self: its view of self reads nothing, all strides 0) */
+    static const int64_t none[EM_MAX_DIMS];
+    em_tensor *src = !out || !idx ? NULL
+                     : empty      ? em_index_view(self, index->ndim, index->sizes, none, self->offset)
+                                  : em_index_restride(self, index->ndim, index->sizes, d);
     em_index_plan p;
     em_index_plan_init(&p);
     em_status st = src ? em_index_plan_add(&p, em_retain(idx), idx, em_index_size_at(self, d),
-                                           self->ndim && d < self->ndim ? self->strides[d] : 0, d)
+                                           self->ndim && !empty ? self->strides[d] : 0, d)
                        : em_error_code();
     p.result = out;
     p.operands[0] = self, p.operands[1] = idx, p.noperands = 2;
