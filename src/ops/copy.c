@@ -98,24 +98,13 @@ em_tensor *em_to_dtype(const em_tensor *t, em_dtype dt)
     return dt == t->dtype ? em_retain((em_tensor *)t) : copy_as(t, dt);
 }
 
-/* Does t repeat elements along a stride-0 dim (an expand)? */
-static bool is_expanded(const em_tensor *t)
-{
-    for (int i = 0; i < t->ndim; i++)
-        if (t->sizes[i] > 1 && t->strides[i] == 0) return true;
-    return false;
-}
-
-/* A view where one is possible, else a copy; a copy also for an expanded t
- * that requires grad, whose views autograd cannot follow (inplace_view.c). */
 em_tensor *em_reshape(const em_tensor *t, int ndim, const int64_t *sizes)
 {
     int64_t ns[EM_MAX_DIMS], st[EM_MAX_DIMS];
     if (EM_NULL(t) || EM_NULL_N(ndim, sizes)) return NULL;
     if (ndim < 0 || ndim > EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "reshape: too many dims (%d)", ndim);
     if (em_infer_size(ndim, sizes, em_numel(t), ns, "reshape")) return NULL;
-    if (em_view_possible(t, ndim, ns, st) && !(is_expanded(t) && em_requires_grad(t) && em_is_grad_enabled()))
-        return em_tensor_view(t, ndim, ns, st, t->offset);
+    if (em_view_possible(t, ndim, ns, st)) return em_tensor_view(t, ndim, ns, st, t->offset);
     em_tensor *c = em_clone(t);
     if (!c) return NULL;
     em_tensor *r = em_view(c, ndim, ns);
