@@ -29,6 +29,7 @@ globals().update({name: fn for name, fn in vars(_C).items()
 # PyTorch's aliases and the functions written with other ops (ember/_functions.py)
 from . import _functions
 _functions.install(globals())
+from ._ops import ops  # noqa: E402 (torch.ops.aten's operators without another name)
 from . import _complex
 _complex.install(globals(), Tensor)
 from . import special

@@ -118,6 +118,9 @@ typedef struct em_formula {
 /* Not a save: the formula takes a missing grad_out as NULL rather than
  * zeros (an op with big outputs that rarely get gradients). */
 #define EM_KEEP_MISSING_GRADS (1u << 31)
+/* Not a save: output k gets no history, as PyTorch's non-differentiable
+ * outputs (a norm's saved statistics); the formula may still save it. */
+#define EM_NONDIFF_OUT(k) (1u << (16 + (k)))
 #define EM_BACKWARD(op, save_mask)                                                                   \
     const uint32_t em_saves_##op = (save_mask);                                                      \
     em_status em_bw_##op(const em_node *n, em_tensor *const *go, em_tensor **gi)

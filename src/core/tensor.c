@@ -140,7 +140,8 @@ em_tensor *em_tensor_alias(const em_tensor *t)
 
 em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt)
 {
-    if (em_is_contiguous(t) || !em_tensor_is_dense(t)) return em_tensor_new(t->ndim, t->sizes, dt, t->storage->device);
+    if (em_is_contiguous(t) || !em_tensor_is_dense(t) || em_numel(t) == 0) /* empty: no layout to keep */
+        return em_tensor_new(t->ndim, t->sizes, dt, t->storage->device);
     /* dense but permuted: allocate the same layout over a fresh storage */
     int64_t bytes; /* (0 for an empty t, whose sizes - 1 are negative) */
     if (em_storage_extent(t->ndim, t->sizes, t->strides, 0, dt, &bytes, "empty_like")) return NULL;

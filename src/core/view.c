@@ -376,11 +376,12 @@ em_tensor *em_unfold(const em_tensor *t, int dim, int64_t size, int64_t step)
         return em_error(EM_ERR_SHAPE, "maximum size for tensor at dimension %d is %lld but size is %lld", d,
                         (long long)n, (long long)size);
     if (step <= 0) return em_error(EM_ERR_SHAPE, "step is %lld but must be > 0", (long long)step);
+    if (t->ndim == 0) /* PyTorch: a 0-d t unfolds to (size,), no window dim */
+        return em_tensor_view(t, 1, (const int64_t[]){size}, (const int64_t[]){1}, t->offset);
     int64_t sz[EM_MAX_DIMS], st[EM_MAX_DIMS];
     memcpy(sz, t->sizes, sizeof sz);
     memcpy(st, t->strides, sizeof st);
-    int nd = t->ndim ? t->ndim : 1;
-    if (t->ndim == 0) sz[0] = 1, st[0] = 1;
+    int nd = t->ndim;
     sz[d] = (n - size) / step + 1;
     st[d] = step * s;
     sz[nd] = size;
