@@ -87,18 +87,27 @@ def isfinite(re_finite, im_finite):
 isnan, isinf, isfinite = _parts_test(isnan), _parts_test(isinf), _parts_test(isfinite)
 
 
+def _at_zero(input, fn):
+    """fn(re, im) of a complex tensor whose gradient at 0 is 0, as PyTorch's abs and angle have it (fn's own,
+    hypot's and atan2's, is 0/0 there): where the input requires grad, zeros are replaced by 1 on the
+    differentiated path, and the value there comes from a detached copy."""
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return fn(*_parts(input))
+    zero = input == 0
+    safe = fn(*_parts(_C.where(zero, _C.ones_like(input), input)))
+    return _C.where(zero, fn(*_parts(input.detach())), safe)
+
+
 def _abs(input, *, out=None):
     if not input.is_complex():
         return _C.abs(input, out=out) if out is not None else _C.abs(input)
-    re, im = _parts(input)
-    r = _C.hypot(re, im)
+    r = _at_zero(input, _C.hypot)
     return out.copy_(r) if out is not None else r
 
 
 def angle(input):
     if input.is_complex():
-        re, im = _parts(input)
-        return _C.atan2(im, re)
+        return _at_zero(input, lambda re, im: _C.atan2(im, re))
     x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
     return _C.where(_C.isnan(x), x, _C.where(x < 0, _C.full_like(x, math.pi), _C.zeros_like(x)))
 

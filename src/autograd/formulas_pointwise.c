@@ -69,7 +69,8 @@ UNARY_IN(asin, X(em_mul(G, C(X(em_rsqrt(X(em_sub(S(1), X(em_mul(x, x)), 1)))))))
 UNARY_IN(acos, X(em_neg(X(em_mul(G, C(X(em_rsqrt(X(em_sub(S(1), X(em_mul(x, x)), 1))))))))))
 UNARY_IN(atan, X(em_div(G, C(X(em_add(X(em_mul(x, x)), S(1), 1))))))
 UNARY_IN(asinh, X(em_mul(G, C(X(em_rsqrt(X(em_add(X(em_mul(x, x)), S(1), 1))))))))
-UNARY_IN(acosh, X(em_mul(G, C(X(em_rsqrt(X(em_sub(X(em_mul(x, x)), S(1), 1))))))))
+/* acosh' = 1 / (sqrt(x - 1) sqrt(x + 1)): for complex x not 1 / sqrt(x^2 - 1), whose branch cut differs */
+UNARY_IN(acosh, X(em_mul(G, C(X(em_mul(X(em_rsqrt(X(em_sub(x, S(1), 1)))), X(em_rsqrt(X(em_add(x, S(1), 1))))))))))
 UNARY_IN(atanh, X(em_div(G, C(X(em_sub(S(1), X(em_mul(x, x)), 1))))))
 /* erf' = 2/sqrt(pi) exp(-x^2); erfinv' = sqrt(pi)/2 exp(erfinv(x)^2) */
 UNARY_IN(erf, X(em_mul(G, X(em_mul(X(em_exp(X(em_neg(X(em_mul(x, x)))))), S(1.12837916709551257390))))))

@@ -115,6 +115,28 @@ CASES = [
     ('slice', lambda L, a: a[:, 1:], [(3, 3)]),
     ('cat', lambda L, a, b: L.cat([a, b], 0), [(2, 3), (1, 3)]),
     ('stack', lambda L, a, b: L.stack([a, b], 1), [(2, 3), (2, 3)]),
+    ('asin', lambda L, a: a.asin(), [(3,)]),
+    ('acos', lambda L, a: a.acos(), [(3,)]),
+    ('atan', lambda L, a: a.atan(), [(3,)]),
+    ('asinh', lambda L, a: a.asinh(), [(3,)]),
+    ('acosh', lambda L, a: a.acosh(), [(2, 3)]),
+    ('atanh', lambda L, a: a.atanh(), [(3,)]),
+    ('sigmoid', lambda L, a: a.sigmoid(), [(3,)]),
+    ('cumsum', lambda L, a: a.cumsum(1), [(2, 3)]),
+    ('cumprod', lambda L, a: a.cumprod(1), [(2, 3)]),
+    ('index_select', lambda L, a: a.index_select(0, L.tensor([2, 0, 2])), [(3, 2)]),
+    ('gather', lambda L, a: a.gather(1, L.tensor([[0, 0], [1, 0], [1, 1]])), [(3, 2)]),
+    ('take', lambda L, a: a.take(L.tensor([1, 1, 5])), [(3, 2)]),
+    ('index_put', lambda L, a, b: a.index_put((L.tensor([2, 0]),), b), [(3, 2), (2, 2)]),
+    ('masked_fill', lambda L, a: a.masked_fill(L.tensor([True, False, True]), 2), [(3,)]),
+    ('where', lambda L, a, b: L.where(L.tensor([True, False, True]), a, b), [(3,), (3,)]),
+    ('flip', lambda L, a: a.flip(0), [(3, 2)]),
+    ('roll', lambda L, a: a.roll(1, 1), [(2, 3)]),
+    ('tril', lambda L, a: a.tril(), [(3, 3)]),
+    ('addmm', lambda L, c, a, b: L.addmm(c, a, b, beta=0.5, alpha=2), [(2, 4), (2, 3), (3, 4)]),
+    ('einsum', lambda L, a, b: L.einsum('ij,kj->ik', a, b), [(2, 3), (4, 3)]),
+    ('diagonal', lambda L, a: a.diagonal(), [(3, 3)]),
+    ('unbind', lambda L, a: a.unbind(0)[1], [(3, 2)]),
     # real <-> complex: a real input gets the real part of its complex gradient
     ('real_times_complex', lambda L, x, a: x * a, [R((3,)), (3,)]),
     ('real_div_complex', lambda L, x, a: x / a, [R((3,)), (3,)]),
@@ -220,6 +242,20 @@ def test_inplace_into_complex_through_view_of_real():
         (y ** 2 * lib.arange(6.).reshape(3, 2)).sum().backward()
         res.append(to_numpy(t.grad))
     np.testing.assert_allclose(res[1], res[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize('op', ['abs', 'angle', 'sgn'])
+def test_gradient_at_zero(op):
+    # PyTorch's: 0 at z == 0 (hypot's and atan2's own formulas are 0/0 there)
+    values = [0j, 1 + 1j, complex(-0.0, 0.0), complex(-0.0, -0.0)]
+    res = []
+    for lib in (torch, ember):
+        z = lib.tensor(values, dtype=lib.complex128, requires_grad=True)
+        y = getattr(z, op)()
+        g = lib.ones(4, dtype=y.dtype) * (1 + 2j if y.is_complex() else 1)
+        res.append((to_numpy(y), to_numpy(lib.autograd.grad(y, z, g)[0])))
+    for e, t in zip(res[1], res[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-15)
 
 
 def test_errors():
