@@ -19,14 +19,15 @@ def cvalues(shape, rng=RNG):
     return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
 
 
-def tensors(lib, arrays):
-    """lib tensors that require grad: complex128 for complex arrays, float64 for real ones."""
-    return [lib.tensor(a, dtype=lib.complex128 if np.iscomplexobj(a) else lib.float64, requires_grad=True)
-            for a in arrays]
+def tensors(lib, arrays, single=False):
+    """lib tensors that require grad: complex128 for complex arrays, float64 for real ones (complex64 and
+    float32 when single)."""
+    c, r = (lib.complex64, lib.float32) if single else (lib.complex128, lib.float64)
+    return [lib.tensor(a, dtype=c if np.iscomplexobj(a) else r, requires_grad=True) for a in arrays]
 
 
-def grads(lib, fn, arrays, cotangent):
-    xs = tensors(lib, arrays)
+def grads(lib, fn, arrays, cotangent, single=False):
+    xs = tensors(lib, arrays, single)
     out = fn(lib, *xs)
     ct = lib.tensor(cotangent, dtype=out.dtype)
     gs = lib.autograd.grad(out, xs, ct, allow_unused=True)
@@ -39,12 +40,12 @@ def to_numpy(t):
     return np.array(t.detach().tolist())
 
 
-def check_against_torch(fn, arrays, torch_fn=None, rtol=1e-7, atol=1e-9):
+def check_against_torch(fn, arrays, torch_fn=None, rtol=1e-7, atol=1e-9, single=False):
     torch_fn = torch_fn or fn
-    tout = torch_fn(torch, *tensors(torch, arrays))
+    tout = torch_fn(torch, *tensors(torch, arrays, single))
     shape = tuple(tout.shape)
     cotangent = cvalues(shape) if tout.is_complex() else RNG.standard_normal(shape)
-    (eo, eg), (to, tg) = grads(ember, fn, arrays, cotangent), grads(torch, torch_fn, arrays, cotangent)
+    (eo, eg), (to, tg) = grads(ember, fn, arrays, cotangent, single), grads(torch, torch_fn, arrays, cotangent, single)
     np.testing.assert_allclose(to_numpy(eo), to_numpy(to), rtol=rtol, atol=atol)
     for e, t in zip(eg, tg):
         assert (e is None) == (t is None)
@@ -162,6 +163,11 @@ def test_gradients_match_torch(name, fn, shapes):
 
 
 @pytest.mark.parametrize('name,fn,shapes', CASES, ids=[c[0] for c in CASES])
+def test_complex64_gradients_match_torch(name, fn, shapes):
+    check_against_torch(fn, shapes_to_arrays(shapes), TORCH_REFERENCE.get(name), rtol=2e-4, atol=2e-5, single=True)
+
+
+@pytest.mark.parametrize('name,fn,shapes', CASES, ids=[c[0] for c in CASES])
 def test_gradcheck(name, fn, shapes):
     xs = tensors(ember, shapes_to_arrays(shapes))
     assert gradcheck(lambda *a: fn(ember, *a), xs)
@@ -264,13 +270,43 @@ def test_errors():
     z = ember.randn(2, 3, dtype=ember.complex128, requires_grad=True)
     with pytest.raises(RuntimeError, match='grad can be implicitly created only for scalar outputs'):
         (z * 2).backward()
+    with pytest.raises(RuntimeError, match='For complex Tensors, both grad_output and output are required to have '
+                       'the same dtype. Mismatch in dtype: grad_output.0. has a dtype of float64'):
+        (z * 2).backward(ember.ones(2, 3, dtype=ember.float64))
     x = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match='grad_output.0. has a dtype of complex128 and output.0. has a dtype of '
+                       'float64'):
+        ember.autograd.grad(x * 2, x, ember.ones(3, 4, dtype=ember.complex128))
     with pytest.raises(RuntimeError, match='last dimension of size 2'):
         ember.view_as_complex(x)
     with pytest.raises(RuntimeError, match='storage_offset divisible by 2'):
         ember.view_as_complex(x[:, 1:3])
     with pytest.raises(RuntimeError, match='only supported for complex tensors'):
         ember.view_as_real(x)
+
+
+def test_hooks_retain_grad_and_custom_functions():
+    a = cvalues((3,))
+    res = []
+    for lib in (torch, ember):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, z):
+                ctx.save_for_backward(z)
+                return z * z
+
+            @staticmethod
+            def backward(ctx, g):
+                z, = ctx.saved_tensors
+                return g * 2 * z.conj()
+        z = lib.tensor(a, requires_grad=True)
+        w = Square.apply(z) * (1 + 1j)
+        w.retain_grad()
+        w.register_hook(lambda g: g * (2 - 1j))
+        w.abs().sum().backward()
+        res.append((to_numpy(w.grad), to_numpy(z.grad)))
+    for e, t in zip(res[1], res[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-12)
 
 
 def test_complex_gradients_in_real_leaves_have_real_dtype():
