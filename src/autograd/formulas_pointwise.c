@@ -149,7 +149,8 @@ static em_status pow_grads(const em_node *n, em_tensor *const *go, em_tensor **g
         GRAD(0, X(em_mul(G, C(X(em_where(X(em_eq(b, S(0))), S(0), d))))));
     }
     if (em_node_needs_grad(n, 1)) { /* (a complex b: the sign of its real part) */
-        const em_tensor *b_re = em_dtype_is_complex((em_dtype)b->dtype) ? X(em_select(X(em_view_as_real(b)), -1, 0)) : b;
+        bool b_complex = em_dtype_is_complex((em_dtype)b->dtype);
+        const em_tensor *b_re = b_complex ? X(em_select(X(em_view_as_real(X(em_detach(b)))), -1, 0)) : b; /* a mask */
         em_tensor *zero = AND(X(em_eq(x, S(0))), X(em_ge(b_re, S(0))));
         GRAD(1, X(em_mul(G, C(X(em_where(zero, S(0), X(em_mul(y, X(em_log(x))))))))));
     }

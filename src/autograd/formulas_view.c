@@ -162,10 +162,10 @@ typedef struct real_geom {
     int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS];
 } real_geom;
 
-static void real_units(real_geom *r, const em_strided *s, bool complex)
+static void real_units(real_geom *r, const em_strided *s, bool is_cplx)
 {
     r->s = *s;
-    if (!complex) return;
+    if (!is_cplx) return;
     for (int d = 0; d < s->ndim; d++) r->sizes[d] = s->sizes[d], r->strides[d] = 2 * s->strides[d];
     r->sizes[s->ndim] = 2, r->strides[s->ndim] = 1;
     r->s = (em_strided){s->ndim + 1, r->sizes, r->strides, 2 * s->offset};
@@ -242,7 +242,8 @@ em_status em_copy_slices_backward(const em_node *n, em_tensor *const *grad_out, 
         real_units(&br, &base, retyped && base_complex);
         bool was = em_is_grad_enabled();
         em_set_grad_enabled(false);
-        em_tensor *ones = X(em_ones(vr.s.ndim, vr.s.sizes, retyped ? em_dtype_to_real((em_dtype)G->dtype) : (em_dtype)G->dtype));
+        em_dtype mask_dt = retyped ? em_dtype_to_real((em_dtype)G->dtype) : (em_dtype)G->dtype;
+        em_tensor *ones = X(em_ones(vr.s.ndim, vr.s.sizes, mask_dt));
         em_tensor *written = ones ? X(em_restride(ones, &vr.s, &br.s)) : NULL;
         em_tensor *one = X(em_scalar_float(1)), *kept = written ? X(em_sub(one, written, 1)) : NULL;
         em_set_grad_enabled(was);
