@@ -119,17 +119,21 @@ def sgn(input):
     return _C.where(a == 0, _C.zeros_like(input), input / _C.where(a == 0, _C.ones_like(a), a))
 
 
-def complex(real, imag, *, out=None):
-    for name, t in (('real', real), ('imag', imag)):
+def _check_parts(fn, names, real, imag):
+    """complex() and polar(): two tensors of one floating dtype (PyTorch's errors)."""
+    for name, t, pos in zip(names, (real, imag), (1, 2)):
         if not isinstance(t, _C.TensorBase):
-            raise TypeError(f"complex(): argument '{name}' (position {1 if name == 'real' else 2}) must be Tensor, "
-                            f"not {type(t).__name__}")
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
     if real.dtype != imag.dtype:
         raise RuntimeError(f'Expected object of scalar type {_scalar_name(real.dtype)} but got scalar type '
                            f'{_scalar_name(imag.dtype)} for second argument')
     if real.dtype not in (_C.float16, _C.float32, _C.float64):
-        raise RuntimeError(f'Expected both inputs to be Half, Float or Double tensors but got {_scalar_name(real.dtype)} '
-                           f'and {_scalar_name(imag.dtype)}')
+        raise RuntimeError(f'Expected both inputs to be Half, Float or Double tensors but got '
+                           f'{_scalar_name(real.dtype)} and {_scalar_name(imag.dtype)}')
+
+
+def complex(real, imag, *, out=None):
+    _check_parts('complex', ('real', 'imag'), real, imag)
     from ._functions import broadcast_shapes
     shape = broadcast_shapes(real.shape, imag.shape)
     result = _C.view_as_complex(_C.stack([real.expand(shape), imag.expand(shape)], -1))
@@ -144,6 +148,7 @@ def vdot(input, other, *, out=None):
 
 
 def polar(abs, angle, *, out=None):
+    _check_parts('polar', ('abs', 'angle'), abs, angle)
     return complex(abs * _C.cos(angle), abs * _C.sin(angle), out=out)
 
 

@@ -292,6 +292,18 @@ def test_errors():
         ember.view_as_real(x)
 
 
+@pytest.mark.parametrize('args', [lambda L: (L.ones(2), L.ones(2, dtype=L.float64)),
+                                  lambda L: (L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64)),
+                                  lambda L: (L.ones(2), 3)])
+def test_polar_errors_as_torch(args):
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises((RuntimeError, TypeError)) as info:
+            lib.polar(*args(lib))
+        errors.append((info.type, str(info.value)))
+    assert errors[0] == errors[1]
+
+
 def test_hooks_retain_grad_and_custom_functions():
     a = cvalues((3,))
     res = []
