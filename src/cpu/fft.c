@@ -1,0 +1,274 @@
+/* CPU kernels of the DFT primitives (include/ember/fft.h).
+ *
+ * The op layer hands each kernel a contiguous input and a fresh contiguous
+ * output, the params in c->i[] as include/ember/ops/fft.def says. An n-d
+ * transform is a 1-d pass per dim; a pass is a batch of lines (the dim's
+ * entries at each index of the other dims), split over the pool, and each
+ * line is gathered into a buffer, transformed and scattered back. Plans are
+ * made per pass (one length, one direction).
+ *
+ * complex64 goes through kissfft (Debian's libkissfft-float). Debian builds
+ * kissfft in single precision only, so complex128 goes through the
+ * mixed-radix transform below (dft_f64). Real transforms are complex ones:
+ * r2c with zero imaginary parts, c2r on the Hermitian completion of its half. */
+#include "cpu.h"
+#include <kissfft/kiss_fft.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef float _Complex cf32;
+typedef double _Complex cf64;
+
+/* ---- one length, one direction -------------------------------------------- */
+typedef struct plan {
+    int64_t n;
+    bool inverse;
+    kiss_fft_cfg kiss;       /* complex64 */
+    cf64 *tw;                /* complex128: tw[k] = e^(-+2 pi i k/n) */
+    int64_t factors[64];     /* complex128: n's factors, 4s first, then 2, then odd primes */
+} plan;
+
+static void plan_free(plan *p)
+{
+    kiss_fft_free(p->kiss);
+    free(p->tw);
+}
+
+static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse)
+{
+    memset(p, 0, sizeof *p);
+    p->n = n;
+    p->inverse = inverse;
+    if (dt == EM_C64) {
+        p->kiss = kiss_fft_alloc((int)n, inverse, NULL, NULL);
+        return p->kiss ? EM_OK : em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
+    }
+    p->tw = malloc((size_t)n * sizeof *p->tw);
+    if (!p->tw) return em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
+    const double sign = inverse ? 1 : -1;
+    for (int64_t k = 0; k <= n / 2; k++) {
+        const double a = 2 * M_PI * (double)k / (double)n;
+        p->tw[k] = cos(a) + sign * sin(a) * I;
+        if (k) p->tw[n - k] = conj(p->tw[k]); /* the mirror half exactly conjugate */
+    }
+    int nf = 0;
+    int64_t m = n;
+    while (m % 4 == 0) p->factors[nf++] = 4, m /= 4;
+    while (m % 2 == 0) p->factors[nf++] = 2, m /= 2;
+    for (int64_t f = 3; f * f <= m; f += 2)
+        while (m % f == 0) p->factors[nf++] = f, m /= f;
+    if (m > 1 || nf == 0) p->factors[nf++] = m;
+    return EM_OK;
+}
+
+/* out[0..n) = the DFT of in[0], in[s], ..., in[(n-1)s] by the plan's
+ * factors f: decimation in time, the r sub-transforms of length n/r first,
+ * then r-point butterflies. tws is the twiddle step: the length-n root of
+ * unity is p->tw[tws]. scratch holds the largest factor. */
+static void dft_f64(const plan *p, cf64 *out, const cf64 *in, int64_t n, int64_t s, const int64_t *f, int64_t tws,
+                    cf64 *scratch)
+{
+    const int64_t r = f[0], m = n / r, N = p->n;
+    const cf64 *tw = p->tw;
+    if (m == 1)
+        for (int64_t q = 0; q < r; q++) out[q] = in[q * s];
+    else
+        for (int64_t q = 0; q < r; q++) dft_f64(p, out + q * m, in + q * s, m, s * r, f + 1, tws * r, scratch);
+    if (r == 2) {
+        for (int64_t k = 0; k < m; k++) {
+            const cf64 a = out[k], b = out[k + m] * tw[k * tws];
+            out[k] = a + b;
+            out[k + m] = a - b;
+        }
+    } else if (r == 4) {
+        const cf64 j = p->inverse ? I : -I; /* the 4th root of unity, exactly */
+        for (int64_t k = 0; k < m; k++) {
+            const cf64 a0 = out[k], a1 = out[k + m] * tw[k * tws], a2 = out[k + 2 * m] * tw[2 * k * tws],
+                       a3 = out[k + 3 * m] * tw[3 * k * tws];
+            const cf64 t0 = a0 + a2, t1 = a0 - a2, t2 = a1 + a3, t3 = (a1 - a3) * j;
+            out[k] = t0 + t2;
+            out[k + m] = t1 + t3;
+            out[k + 2 * m] = t0 - t2;
+            out[k + 3 * m] = t1 - t3;
+        }
+    } else {
+        /* X[k + j m] = sum_q (w_n^(qk) Y_q[k]) w_r^(qj), w_r^(qj) = tw[(q j m tws) mod N] */
+        for (int64_t k = 0; k < m; k++) {
+            for (int64_t q = 0; q < r; q++) scratch[q] = out[k + q * m] * tw[q * k * tws];
+            for (int64_t jj = 0; jj < r; jj++) {
+                const int64_t step = jj * m * tws;
+                int64_t e = 0;
+                cf64 acc = scratch[0];
+                for (int64_t q = 1; q < r; q++) {
+                    e += step;
+                    if (e >= N) e -= N;
+                    acc += scratch[q] * tw[e];
+                }
+                out[k + jj * m] = acc;
+            }
+        }
+    }
+}
+
+/* One line: out = DFT(in), n entries; scratch holds n. */
+static void line_f32(const plan *p, cf32 *out, const cf32 *in, cf32 *scratch)
+{
+    kiss_fft(p->kiss, (const kiss_fft_cpx *)in, (kiss_fft_cpx *)out);
+}
+static void line_f64(const plan *p, cf64 *out, const cf64 *in, cf64 *scratch)
+{
+    dft_f64(p, out, in, p->n, 1, p->factors, 1, scratch);
+}
+
+/* ---- passes ------------------------------------------------------------------ */
+typedef enum pass_kind { PASS_C2C, PASS_R2C, PASS_C2R } pass_kind;
+
+/* One 1-d pass over the dim of stride `inner` (elements): line l starts at
+ * (l / inner) * len * inner + l % inner in src (len = len_in) and dst
+ * (len = len_out); src == dst for in-place passes. Results times `scale`. */
+typedef struct pass {
+    pass_kind kind;
+    const plan *p;
+    const char *src;
+    char *dst;
+    int64_t len_in, len_out, inner;
+    double scale;
+    bool failed; /* a chunk ran out of memory */
+} pass;
+
+#define T float
+#define CT cf32
+#define CONJ conjf
+#define CT_REAL crealf
+#define SFX f32
+#include "fft_impl.h"
+#undef T
+#undef CT
+#undef CONJ
+#undef CT_REAL
+#undef SFX
+
+#define T double
+#define CT cf64
+#define CONJ conj
+#define CT_REAL creal
+#define SFX f64
+#include "fft_impl.h"
+#undef T
+#undef CT
+#undef CONJ
+#undef CT_REAL
+#undef SFX
+
+/* Runs pass *ps of length n over `lines` lines with a fresh plan of the
+ * complex dtype dt. */
+static em_status run_pass(pass *ps, em_dtype dt, int64_t n, bool inverse, int64_t lines)
+{
+    plan p;
+    if (plan_make(&p, dt, n, inverse)) return em_error_code();
+    ps->p = &p;
+    /* about 5 n log2(n) flops a line, in the grain's unit of elements */
+    int64_t cost = n;
+    for (int64_t m = n; m > 1; m >>= 1) cost += n / 4;
+    em_parallel_for(lines, cost, EM_GRAIN, dt == EM_C64 ? pass_chunk_f32 : pass_chunk_f64, ps);
+    plan_free(&p);
+    return ps->failed ? em_fail(EM_ERR_MEMORY, "fft: out of memory for a line of %lld", (long long)n) : EM_OK;
+}
+
+static int64_t prod(const int64_t *sizes, int from, int to)
+{
+    int64_t r = 1;
+    for (int d = from; d < to; d++) r *= sizes[d];
+    return r;
+}
+
+/* The product of t's sizes over the dims of mask. */
+static double signal_size(const em_tensor *t, uint64_t mask)
+{
+    double n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        if (mask >> d & 1) n *= (double)t->sizes[d];
+    return n;
+}
+
+/* The scale of em_fft_norm `norm` for signal size n. */
+static double norm_scale(int norm, double n)
+{
+    return norm == EM_FFT_NORM_N ? 1 / n : norm == EM_FFT_NORM_SQRT_N ? 1 / sqrt(n) : 1;
+}
+
+/* In-place complex passes over every dim of mask except `skip` (-1: none) on
+ * buf (complex dt, `sizes`), the first one reading from src; the last one
+ * scales by `scale` when `scale_last`. */
+static em_status c2c_passes(em_dtype dt, int ndim, const int64_t *sizes, uint64_t mask, int skip, const char *src,
+                            char *buf, bool inverse, double scale, bool scale_last)
+{
+    int last = -1;
+    for (int d = 0; d < ndim; d++)
+        if ((mask >> d & 1) && d != skip) last = d;
+    const int64_t numel = prod(sizes, 0, ndim);
+    for (int d = 0; d < ndim; d++) {
+        if (!(mask >> d & 1) || d == skip) continue;
+        pass ps = {.kind = PASS_C2C, .src = src, .dst = buf, .len_in = sizes[d], .len_out = sizes[d],
+                   .inner = prod(sizes, d + 1, ndim), .scale = d == last && scale_last ? scale : 1};
+        if (run_pass(&ps, dt, sizes[d], inverse, numel / sizes[d])) return em_error_code();
+        src = buf;
+    }
+    return EM_OK;
+}
+
+/* in[0] complex x, out[0] its transform (same shape). */
+em_status cpu_fft_c2c(const em_call *c)
+{
+    const em_tensor *x = c->in[0];
+    const uint64_t mask = (uint64_t)c->i[0];
+    if (!em_numel(x)) return EM_OK;
+    return c2c_passes(c->dtype, x->ndim, x->sizes, mask, -1, em_tensor_data(x), em_tensor_data(c->out[0]), !c->i[3],
+                      norm_scale((int)c->i[2], signal_size(x, mask)), true);
+}
+
+/* in[0] real x, out[0] its transform: the last dim halved when onesided. */
+em_status cpu_fft_r2c(const em_call *c)
+{
+    const em_tensor *x = c->in[0], *y = c->out[0];
+    const uint64_t mask = (uint64_t)c->i[0];
+    const int last = (int)c->i[1];
+    if (!em_numel(y)) return EM_OK;
+    const double scale = norm_scale((int)c->i[2], signal_size(x, mask));
+    const bool others = (mask & ~(1ull << last)) != 0;
+    const int64_t n = x->sizes[last];
+    pass ps = {.kind = PASS_R2C, .src = em_tensor_data(x), .dst = em_tensor_data(y), .len_in = n,
+               .len_out = y->sizes[last], .inner = prod(x->sizes, last + 1, x->ndim), .scale = others ? 1 : scale};
+    if (run_pass(&ps, c->dtype, n, false, em_numel(x) / n)) return em_error_code();
+    return others ? c2c_passes(c->dtype, y->ndim, y->sizes, mask, last, em_tensor_data(y), em_tensor_data(y), false,
+                               scale, true)
+                  : EM_OK;
+}
+
+/* in[0] complex half spectrum z, out[0] the real signal: the inverse complex
+ * passes over the other dims (into a copy of z), then the c2r pass. */
+em_status cpu_fft_c2r(const em_call *c)
+{
+    const em_tensor *z = c->in[0], *y = c->out[0];
+    const uint64_t mask = (uint64_t)c->i[0];
+    const int last = (int)c->i[1];
+    if (!em_numel(y)) return EM_OK;
+    const char *src = em_tensor_data(z);
+    char *work = NULL;
+    if (mask & ~(1ull << last)) {
+        work = malloc((size_t)em_numel(z) * em_dtypes[c->dtype].size);
+        if (!work) return em_fail(EM_ERR_MEMORY, "fft: out of memory for a copy of the input");
+        if (c2c_passes(c->dtype, z->ndim, z->sizes, mask, last, src, work, true, 1, false)) {
+            free(work);
+            return em_error_code();
+        }
+        src = work;
+    }
+    const int64_t n = y->sizes[last];
+    pass ps = {.kind = PASS_C2R, .src = src, .dst = em_tensor_data(y), .len_in = z->sizes[last], .len_out = n,
+               .inner = prod(y->sizes, last + 1, y->ndim), .scale = norm_scale((int)c->i[2], signal_size(y, mask))};
+    em_status st = run_pass(&ps, c->dtype, n, true, em_numel(y) / n);
+    free(work);
+    return st;
+}
