@@ -36,6 +36,8 @@ special._install(globals())
 from . import _scatter_grad, _discrete_samples
 _scatter_grad.install(globals())
 _discrete_samples.install(globals())
+from . import _stft
+_stft.install(globals(), Tensor)
 
 __version__ = '0.1.0'
 

@@ -194,3 +194,86 @@ def test_errors(name):
             assert got is want, (name, ek, got, want)
     with pytest.raises(TypeError):
         fe([1.0, 2.0])
+
+
+# ---- stft / istft -------------------------------------------------------------------
+def _hann(m, n=8):
+    return m.hann_window(n, dtype=m.float64)
+
+
+_SIGNAL, _SIGNALS = values((20,), 'float64', seed=3), values((2, 33), 'float64', seed=4)
+STFT_CASES = [
+    lambda m: m.stft(m.tensor(_SIGNAL, dtype=m.float32), 8),  # return_complex missing: (re, im) pairs, a warning
+    lambda m: m.stft(m.tensor(_SIGNAL), 8, return_complex=True),
+    lambda m: m.stft(m.tensor(_SIGNAL), 8, return_complex=False, normalized=True),
+    lambda m: m.stft(m.tensor(_SIGNAL), 8, window=_hann(m), return_complex=True, onesided=False),
+    lambda m: m.stft(m.tensor(_SIGNAL), 8, win_length=5, window=_hann(m, 5), return_complex=True),
+    lambda m: m.stft(m.tensor(_SIGNALS), 10, hop_length=3, win_length=7, return_complex=True, pad_mode='constant'),
+    lambda m: m.stft(m.tensor(_SIGNALS), 10, hop_length=3, center=False, return_complex=True,
+                     window=m.tensor(np.arange(10.0)) + 0.5j),
+    lambda m: m.stft(m.tensor(_SIGNAL).to(m.complex128), 8),
+    lambda m: m.stft(m.tensor(_SIGNALS).to(m.complex64), 6, hop_length=4, pad_mode='replicate'),
+    lambda m: m.tensor(_SIGNAL).stft(8, return_complex=True),
+    # errors
+    lambda m: m.stft(m.tensor(_SIGNAL), 30, return_complex=True),
+    lambda m: m.stft(m.tensor(_SIGNAL), 30, center=False, return_complex=True),
+    lambda m: m.stft(m.tensor(_SIGNAL), 8, hop_length=0, return_complex=True),
+    lambda m: m.stft(m.tensor(_SIGNAL), 8, win_length=9, return_complex=True),
+    lambda m: m.stft(m.tensor(_SIGNAL), 8, window=m.ones(7), return_complex=True),
+    lambda m: m.stft(m.tensor(_SIGNAL).to(m.int64), 8, return_complex=True),
+    lambda m: m.stft(m.zeros(2, 3, 20), 8, return_complex=True),
+    lambda m: m.stft(m.tensor(_SIGNAL).to(m.complex128), 8, onesided=True),
+]
+_SPEC = torch.stft(torch.tensor(_SIGNAL), 8, window=torch.hann_window(8, dtype=torch.float64),
+                   return_complex=True).numpy()
+_SPECS = torch.stft(torch.tensor(_SIGNALS), 10, hop_length=3, window=torch.hann_window(10, dtype=torch.float64),
+                    return_complex=True, onesided=False).numpy()
+ISTFT_CASES = [
+    lambda m: m.istft(m.tensor(_SPEC), 8, window=_hann(m)),
+    lambda m: m.istft(m.tensor(_SPEC), 8),
+    lambda m: m.istft(m.view_as_real(m.tensor(_SPEC)), 8),
+    lambda m: m.istft(m.tensor(_SPEC), 8, window=_hann(m), length=30),
+    lambda m: m.istft(m.tensor(_SPEC), 8, window=_hann(m), length=11),
+    lambda m: m.istft(m.tensor(_SPEC)[None].expand(3, -1, -1), 8, window=_hann(m)),
+    lambda m: m.istft(m.tensor(_SPECS), 10, hop_length=3, window=_hann(m, 10), onesided=False),
+    lambda m: m.istft(m.tensor(_SPECS), 10, hop_length=3, window=_hann(m, 10), return_complex=True),
+    lambda m: m.istft(m.tensor(_SPECS), 10, hop_length=3, win_length=6, window=_hann(m, 6), return_complex=True,
+                      normalized=True),
+    lambda m: m.tensor(_SPEC).istft(8, window=_hann(m)),
+    # errors
+    lambda m: m.istft(m.tensor(_SPEC), 8, window=_hann(m), return_complex=True),
+    lambda m: m.istft(m.tensor(_SPEC), 10, window=_hann(m, 10)),
+    lambda m: m.istft(m.tensor(_SPEC), 8, hop_length=9, window=_hann(m)),
+    lambda m: m.istft(m.tensor(_SPEC)[:, :0], 8, window=_hann(m)),
+    lambda m: m.istft(m.tensor(_SPEC), 8, window=m.zeros(8)),
+    lambda m: m.istft(m.tensor(_SPEC), 8, window=_hann(m), center=False),
+    lambda m: m.istft(m.tensor(_SPEC)[0], 8, window=_hann(m)),
+]
+
+
+def _outcome_msg(fn, m):
+    try:
+        r = fn(m)
+    except Exception as e:  # noqa: BLE001 -- compared with torch's exception
+        return type(e), str(e)
+    if isinstance(r, torch.Tensor):
+        r = r.resolve_conj()
+    return np.asarray(r.numpy()), str(r.dtype).split('.')[-1]
+
+
+@pytest.mark.filterwarnings('ignore::UserWarning')
+@pytest.mark.parametrize('case', range(len(STFT_CASES) + len(ISTFT_CASES)))
+def test_stft_istft(case):
+    fn = (STFT_CASES + ISTFT_CASES)[case]
+    got, want = _outcome_msg(fn, ember), _outcome_msg(fn, torch)
+    if isinstance(want[0], type):
+        assert got == want
+    else:
+        check_same(got, want)
+
+
+def test_stft_round_trip():
+    x = ember.randn(3, 50, dtype=ember.float64)
+    w = ember.hann_window(16, dtype=ember.float64)
+    z = ember.stft(x, 16, hop_length=4, window=w, return_complex=True)
+    assert ember.allclose(ember.istft(z, 16, hop_length=4, window=w, length=50), x, atol=1e-12)
