@@ -9,7 +9,8 @@
  *
  * complex64 goes through kissfft (Debian's libkissfft-float). Debian builds
  * kissfft in single precision only, so complex128 goes through the
- * mixed-radix transform below (dft_f64). Real transforms are complex ones:
+ * mixed-radix transform below (dft_f64); lengths with a large prime factor
+ * use Bluestein's algorithm in double precision for both. Real transforms are complex ones:
  * r2c with zero imaginary parts, c2r on the Hermitian completion of its half. */
 #include "cpu.h"
 #include <kissfft/kiss_fft.h>
@@ -21,18 +22,71 @@ typedef float _Complex cf32;
 typedef double _Complex cf64;
 
 /* ---- one length, one direction -------------------------------------------- */
+/* Lengths with a prime factor above this go through Bluestein's algorithm (a
+ * convolution of a power-of-2 length): a prime-length butterfly costs p^2. */
+#define BLUESTEIN_MIN_PRIME 61
+
 typedef struct plan {
     int64_t n;
     bool inverse;
-    kiss_fft_cfg kiss;       /* complex64 */
+    kiss_fft_cfg kiss;       /* complex64, no large prime factor */
     cf64 *tw;                /* complex128: tw[k] = e^(-+2 pi i k/n) */
     int64_t factors[64];     /* complex128: n's factors, 4s first, then 2, then odd primes */
+    /* Bluestein: X_k = w_k sum_j (x_j w_j) conj(w_(k-j)), w_t = e^(-+i pi t^2/n), the sum a
+     * circular convolution of length m >= 2n - 1 done by FFTs of length m */
+    struct plan *conv;       /* forward, length m */
+    cf64 *chirp;             /* w_0 .. w_(n-1) */
+    cf64 *kernel;            /* m: the DFT of conj(w) wrapped around, over m */
+    size_t scratch;          /* bytes a line needs besides its input and output */
 } plan;
 
 static void plan_free(plan *p)
 {
     kiss_fft_free(p->kiss);
     free(p->tw);
+    free(p->chirp);
+    free(p->kernel);
+    if (p->conv) plan_free(p->conv);
+    free(p->conv);
+}
+
+static int64_t largest_factor(int64_t n)
+{
+    int64_t big = 1;
+    for (int64_t f = 2; f * f <= n; f++)
+        while (n % f == 0) big = f, n /= f;
+    return n > big ? n : big;
+}
+
+static void line_f64(const plan *p, cf64 *out, const cf64 *in, void *scratch);
+
+static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse);
+
+/* The Bluestein parts of p (length p->n) in double precision. */
+static em_status plan_bluestein(plan *p)
+{
+    const int64_t n = p->n;
+    int64_t m = 1;
+    while (m < 2 * n - 1) m *= 2;
+    p->conv = calloc(1, sizeof *p->conv);
+    p->chirp = malloc((size_t)n * sizeof *p->chirp);
+    p->kernel = malloc((size_t)m * sizeof *p->kernel);
+    cf64 *b = malloc((size_t)m * sizeof *b);
+    if (!p->conv || !p->chirp || !p->kernel || !b || plan_make(p->conv, EM_C128, m, false)) {
+        free(b);
+        return em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
+    }
+    const double sign = p->inverse ? 1 : -1;
+    for (int64_t t = 0; t < n; t++) {
+        const double a = M_PI * (double)((t * t) % (2 * n)) / (double)n; /* t^2 mod 2n: exact angles */
+        p->chirp[t] = cos(a) + sign * sin(a) * I;
+    }
+    for (int64_t t = 0; t < m; t++) b[t] = 0;
+    for (int64_t t = 0; t < n; t++) b[t] = b[(m - t) % m] = conj(p->chirp[t]) / (double)m;
+    line_f64(p->conv, p->kernel, b, NULL);
+    free(b);
+    p->scratch = (size_t)(2 * m + 2 * n) * sizeof(cf64);
+    return EM_OK;
 }
 
 static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse)
@@ -40,6 +94,7 @@ static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse)
     memset(p, 0, sizeof *p);
     p->n = n;
     p->inverse = inverse;
+    if (largest_factor(n) > BLUESTEIN_MIN_PRIME) return plan_bluestein(p);
     if (dt == EM_C64) {
         p->kiss = kiss_fft_alloc((int)n, inverse, NULL, NULL);
         return p->kiss ? EM_OK : em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
@@ -59,6 +114,7 @@ static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse)
     for (int64_t f = 3; f * f <= m; f += 2)
         while (m % f == 0) p->factors[nf++] = f, m /= f;
     if (m > 1 || nf == 0) p->factors[nf++] = m;
+    p->scratch = (size_t)largest_factor(n) * sizeof(cf64);
     return EM_OK;
 }
 
@@ -111,14 +167,36 @@ static void dft_f64(const plan *p, cf64 *out, const cf64 *in, int64_t n, int64_t
     }
 }
 
-/* One line: out = DFT(in), n entries; scratch holds n. */
-static void line_f32(const plan *p, cf32 *out, const cf32 *in, cf32 *scratch)
+/* Bluestein's transform of one line (p->conv's FFTs; the inverse one as the
+ * conjugate of the forward FFT of the conjugate); work holds 2m. */
+static void bluestein(const plan *p, cf64 *out, const cf64 *in, cf64 *work)
 {
-    kiss_fft(p->kiss, (const kiss_fft_cpx *)in, (kiss_fft_cpx *)out);
+    const int64_t n = p->n, m = p->conv->n;
+    cf64 *a = work, *A = work + m;
+    for (int64_t j = 0; j < n; j++) a[j] = in[j] * p->chirp[j];
+    for (int64_t j = n; j < m; j++) a[j] = 0;
+    line_f64(p->conv, A, a, NULL);
+    for (int64_t k = 0; k < m; k++) A[k] = conj(A[k] * p->kernel[k]);
+    line_f64(p->conv, a, A, NULL);
+    for (int64_t k = 0; k < n; k++) out[k] = conj(a[k]) * p->chirp[k];
 }
-static void line_f64(const plan *p, cf64 *out, const cf64 *in, cf64 *scratch)
+
+/* One line: out = DFT(in), n entries; scratch holds p->scratch bytes. */
+static void line_f64(const plan *p, cf64 *out, const cf64 *in, void *scratch)
 {
-    dft_f64(p, out, in, p->n, 1, p->factors, 1, scratch);
+    if (p->conv) bluestein(p, out, in, scratch);
+    else dft_f64(p, out, in, p->n, 1, p->factors, 1, scratch);
+}
+static void line_f32(const plan *p, cf32 *out, const cf32 *in, void *scratch)
+{
+    if (!p->conv) {
+        kiss_fft(p->kiss, (const kiss_fft_cpx *)in, (kiss_fft_cpx *)out);
+        return;
+    }
+    cf64 *a = scratch, *b = a + p->n; /* Bluestein in double precision */
+    for (int64_t k = 0; k < p->n; k++) a[k] = in[k];
+    line_f64(p, b, a, b + p->n);
+    for (int64_t k = 0; k < p->n; k++) out[k] = (cf32)b[k];
 }
 
 /* ---- passes ------------------------------------------------------------------ */
@@ -137,6 +215,7 @@ typedef struct pass {
     bool failed; /* a chunk ran out of memory */
 } pass;
 
+#define LINE_BLOCK 16
 #define T float
 #define CT cf32
 #define CONJ conjf

@@ -100,7 +100,7 @@ def test_non_contiguous_and_odd_shapes(name):
 
 
 def test_large_and_prime_lengths():
-    for n in (1009, 4096, 4095, 2 * 3 * 5 * 7 * 11):
+    for n in (61, 67, 1009, 4096, 4095, 2 * 3 * 5 * 7 * 11, 2 * 10007, 100003):
         for dtype in ('complex64', 'complex128'):
             compare('fft', values((2, n), dtype), dtype)
         compare('irfft', values((2, n // 2 + 1), 'complex128'), 'complex128', n=n)
@@ -277,3 +277,58 @@ def test_stft_round_trip():
     w = ember.hann_window(16, dtype=ember.float64)
     z = ember.stft(x, 16, hop_length=4, window=w, return_complex=True)
     assert ember.allclose(ember.istft(z, 16, hop_length=4, window=w, length=50), x, atol=1e-12)
+
+
+# ---- gradients ------------------------------------------------------------------------
+def _complex_autograd():
+    try:
+        ember.zeros(1, dtype=ember.complex128).requires_grad_()
+    except (NotImplementedError, RuntimeError):
+        return False
+    return True
+
+
+needs_complex_autograd = pytest.mark.skipif(not _complex_autograd(),
+                                            reason="Ember's autograd does not record complex tensors yet")
+
+
+def _grads(mod, name, a, dtype, cot, **kwargs):
+    x = mod.tensor(a, dtype=getattr(mod, dtype)).requires_grad_()
+    y = getattr(mod.fft, name)(x, **kwargs)
+    g = mod.tensor(cot, dtype=y.dtype)
+    y.backward(g)
+    return np.asarray(x.grad.detach().numpy()), str(y.dtype).split('.')[-1]
+
+
+@needs_complex_autograd
+@pytest.mark.parametrize('name', ONE_D + N_D)
+def test_gradients_against_torch(name):
+    dtypes = ['float64'] if name in REAL_IN else ['float64', 'complex128']
+    for dtype in dtypes:
+        a = values((4, 6), dtype)
+        for kwargs in ({}, {'norm': 'ortho'}, {'norm': 'forward'},
+                       {'n': 9} if name in ONE_D else {'s': (3, 9)}, {'n': 3} if name in ONE_D else {'s': (5, 4)}):
+            t = getattr(torch.fft, name)(torch.tensor(a, dtype=getattr(torch, dtype)), **kwargs)
+            cot = values(tuple(t.shape), 'complex128' if t.is_complex() else 'float64', seed=7)
+            check_same(_grads(ember, name, a, dtype, cot, **kwargs), _grads(torch, name, a, dtype, cot, **kwargs))
+
+
+@needs_complex_autograd
+@pytest.mark.parametrize('name', ONE_D + N_D)
+def test_gradcheck(name):
+    dtype = 'float64' if name in REAL_IN else 'complex128'
+    for kwargs in ({'norm': 'ortho'}, {'n': 5} if name in ONE_D else {'s': (2, 5)}):
+        x = ember.tensor(values((3, 4), dtype), dtype=getattr(ember, dtype)).requires_grad_()
+        assert ember.autograd.gradcheck(lambda t: getattr(ember.fft, name)(t, **kwargs), (x,))
+
+
+@needs_complex_autograd
+@pytest.mark.filterwarnings('ignore::UserWarning')
+def test_stft_istft_gradients():
+    x = ember.tensor(values((2, 40), 'float64')).requires_grad_()
+    w = ember.tensor(values((8,), 'float64', seed=2) + 2).requires_grad_()
+    assert ember.autograd.gradcheck(lambda s, win: ember.stft(s, 8, hop_length=3, window=win, return_complex=True),
+                                    (x, w))
+    z = ember.tensor(_SPEC).requires_grad_()
+    assert ember.autograd.gradcheck(lambda s: ember.istft(s, 8, window=ember.hann_window(8, dtype=ember.float64)),
+                                    (z,))
