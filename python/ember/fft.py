@@ -9,6 +9,7 @@ import math
 
 from . import _C
 from ._argcheck import accepts
+from ._tensor import Tensor  # noqa: F401 -- torch.fft.Tensor is torch.Tensor
 
 __all__ = ['fft', 'ifft', 'fft2', 'ifft2', 'fftn', 'ifftn', 'rfft', 'irfft', 'rfft2', 'irfft2', 'rfftn', 'irfftn',
            'hfft', 'ihfft', 'hfft2', 'ihfft2', 'hfftn', 'ihfftn', 'fftfreq', 'rfftfreq', 'fftshift', 'ifftshift']
