@@ -28,6 +28,8 @@ def _norm(norm, forward):
         return _N if forward else _NONE
     if norm == 'ortho':
         return _SQRT_N
+    if not isinstance(norm, str):
+        raise TypeError(f"argument 'norm' must be str, not {type(norm).__name__}")
     raise RuntimeError(f'Invalid normalization mode: "{norm}"')
 
 
@@ -88,6 +90,8 @@ def _shape_and_dims(fname, x, s, dim):
         dim = [dim]
     if isinstance(s, int) and not isinstance(s, bool):
         s = [s]
+    if s is not None:  # argument types first, as PyTorch's parser
+        s = _int_list(fname, 's', s)
     ndim = x.dim()
     dims = None
     if dim is not None:
@@ -95,7 +99,6 @@ def _shape_and_dims(fname, x, s, dim):
         if len(set(dims)) != len(dims):
             raise RuntimeError('FFT dims must be unique')
     if s is not None:
-        s = _int_list(fname, 's', s)
         if dims is not None and len(dims) != len(s):
             raise RuntimeError('When given, dim and shape arguments must have the same length')
         if len(s) > ndim:
@@ -401,7 +404,7 @@ def _shift(input, dim, half):
     if dim is None:
         dims = list(range(input.dim()))
     else:
-        dims = [_wrap_dim(d, input.dim()) for d in ([dim] if isinstance(dim, int) else dim)]
+        dims = [_wrap_dim(d, input.dim()) for d in _int_list('fftshift', 'dim', [dim] if isinstance(dim, int) else dim)]
     if not dims:
         raise RuntimeError('`shifts` required')
     return _C.roll(input, [half(input.shape[d]) for d in dims], dims)

@@ -196,6 +196,16 @@ def test_errors(name):
         fe([1.0, 2.0])
 
 
+def test_argument_types():
+    for m in (ember, torch):
+        x = m.zeros(3)
+        for fn in (lambda: m.fft.fft(x, norm=1), lambda: m.fft.fftn(x, norm=1), lambda: m.fft.fft(x, dim=[0]),
+                   lambda: m.fft.fftshift(x, dim=1.0), lambda: m.fft.fftfreq(3.0), lambda: m.fft.fftfreq(3, d='a'),
+                   lambda: m.fft.rfft2(x, s=[2.5])):
+            with pytest.raises(TypeError):
+                fn()
+
+
 # ---- stft / istft -------------------------------------------------------------------
 def _hann(m, n=8):
     return m.hann_window(n, dtype=m.float64)
