@@ -202,15 +202,25 @@ static void line_f32(const plan *p, cf32 *out, const cf32 *in, void *scratch)
 /* ---- passes ------------------------------------------------------------------ */
 typedef enum pass_kind { PASS_C2C, PASS_R2C, PASS_C2R } pass_kind;
 
-/* One 1-d pass over the dim of stride `inner` (elements): line l starts at
- * (l / inner) * len * inner + l % inner in src (len = len_in) and dst
- * (len = len_out); src == dst for in-place passes. Results times `scale`. */
+/* One 1-d pass of length n over the dim of stride `inner` (elements): line l
+ * starts at (l / inner) * len * inner + l % inner in src (len = len_in) and
+ * dst (len = len_out); src == dst for in-place passes. Results times `scale`.
+ *
+ * Note [Real transforms of even length]
+ * A real pass of even length n runs a complex transform of length h = n/2
+ * (plan p) on z_j = x_2j + i x_2j+1, the real signal read as h complex
+ * numbers: with Z = DFT(z), X_k = E_k + W^k O_k where E_k = (Z_k +
+ * conj(Z_h-k)) / 2 and O_k = (Z_k - conj(Z_h-k)) / 2i are the transforms of
+ * the even and odd samples, W = e^(-2 pi i/n) (rtw[k] = W^k, k <= h). c2r
+ * undoes it: Z_k = (X_k + conj(X_h-k)) + i conj(W^k) (X_k - conj(X_h-k)),
+ * whose inverse transform is x's samples in pairs. */
 typedef struct pass {
     pass_kind kind;
     const plan *p;
+    const cf64 *rtw; /* even-length real passes: W^k, else NULL */
     const char *src;
     char *dst;
-    int64_t len_in, len_out, inner;
+    int64_t n, len_in, len_out, inner;
     double scale;
     bool failed; /* a chunk ran out of memory */
 } pass;
@@ -241,17 +251,30 @@ typedef struct pass {
 #undef SFX
 
 /* Runs pass *ps of length n over `lines` lines with a fresh plan of the
- * complex dtype dt. */
+ * complex dtype dt (of length n / 2 for a real pass of even length). */
 static em_status run_pass(pass *ps, em_dtype dt, int64_t n, bool inverse, int64_t lines)
 {
+    const bool half = ps->kind != PASS_C2C && n % 2 == 0;
     plan p;
-    if (plan_make(&p, dt, n, inverse)) return em_error_code();
+    cf64 *rtw = half ? malloc((size_t)(n / 2 + 1) * sizeof *rtw) : NULL;
+    if (half && !rtw) return em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
+    if (plan_make(&p, dt, half ? n / 2 : n, inverse)) {
+        free(rtw);
+        return em_error_code();
+    }
+    for (int64_t k = 0; half && k <= n / 2; k++) {
+        const double a = 2 * M_PI * (double)k / (double)n;
+        rtw[k] = cos(a) - sin(a) * I;
+    }
     ps->p = &p;
+    ps->rtw = rtw;
+    ps->n = n;
     /* about 5 n log2(n) flops a line, in the grain's unit of elements */
     int64_t cost = n;
     for (int64_t m = n; m > 1; m >>= 1) cost += n / 4;
     em_parallel_for(lines, cost, EM_GRAIN, dt == EM_C64 ? pass_chunk_f32 : pass_chunk_f64, ps);
     plan_free(&p);
+    free(rtw);
     return ps->failed ? em_fail(EM_ERR_MEMORY, "fft: out of memory for a line of %lld", (long long)n) : EM_OK;
 }
 
