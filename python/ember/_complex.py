@@ -4,7 +4,8 @@ and real ops, plus the complex-aware forms of abs, angle, sgn, full, randn
 and fill_. For real inputs they give PyTorch's answers for real tensors.
 
 Ember has no conjugate bit: conj() of a complex tensor is a copy (is_conj()
-is always False, resolve_conj() returns its input)."""
+is always False, resolve_conj() returns its input). All of them are
+differentiable through the views (Note [Retyped views])."""
 import math
 
 from . import _C
@@ -29,11 +30,7 @@ def imag(input):
 
 
 def conj_physical(input):
-    if not input.is_complex():
-        return input.clone()
-    out = input.clone()
-    _C.view_as_real(out).select(-1, 1).neg_()
-    return out
+    return _C._conj_physical(input)
 
 
 def conj(input):
@@ -126,11 +123,7 @@ def complex(real, imag, *, out=None):
                            f'and {_scalar_name(imag.dtype)}')
     from ._functions import broadcast_shapes
     shape = broadcast_shapes(real.shape, imag.shape)
-    dtype = {_C.float16: _C.complex32, _C.float32: _C.complex64, _C.float64: _C.complex128}[real.dtype]
-    result = _C.empty(shape, dtype=dtype)
-    re, im = _parts(result)
-    re.copy_(real)
-    im.copy_(imag)
+    result = _C.view_as_complex(_C.stack([real.expand(shape), imag.expand(shape)], -1))
     return out.copy_(result) if out is not None else result
 
 

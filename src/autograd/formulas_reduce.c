@@ -144,7 +144,7 @@ EM_BACKWARD(prod, EM_SAVE_IN(0))
     em_tensor *at_one_zero = X(em_where(zero, nonzero_prod, S(0)));
     em_tensor *d = X(em_where(X(em_eq(zeros, S(0))), X(em_div(nonzero_prod, nonzero_x)),
                               X(em_where(X(em_eq(zeros, S(1))), at_one_zero, S(0)))));
-    GRAD(0, X(em_mul(X(keepdim(n, G)), d)));
+    GRAD(0, X(em_mul(X(keepdim(n, G)), X(em_conj_if_complex(d)))));
     DONE();
 }
 

@@ -33,6 +33,7 @@ static em_node *view_node(const char *name, em_backward_fn fn, int nin, const em
     memcpy(v->base_strides, base->strides, base->ndim * sizeof *base->strides);
     v->base_offset = base->offset;
     v->ndim = view->ndim;
+    v->dtype = view->dtype;
     memcpy(v->sizes, view->sizes, view->ndim * sizeof *view->sizes);
     memcpy(v->strides, view->strides, view->ndim * sizeof *view->strides);
     v->offset = view->offset;
@@ -56,7 +57,7 @@ static em_status set_view_history(em_tensor *t, const em_tensor *base, const cha
 
 em_status em_record_view(const em_tensor *base, em_tensor *view)
 {
-    if (!em_dtype_is_float((em_dtype)base->dtype) || !em_requires_grad(base)) return EM_OK;
+    if (!em_dtype_differentiable(base->dtype) || !em_requires_grad(base)) return EM_OK;
     return set_view_history(view, base, "ViewBackward0");
 }
 
@@ -64,7 +65,7 @@ em_status em_view_refresh(em_tensor *t)
 {
     em_tensor *root = em_view_root(t);
     uint64_t version = em_version(t);
-    if (root == t || version == t->view_version || !em_dtype_is_float((em_dtype)t->dtype)) return EM_OK;
+    if (root == t || version == t->view_version || !em_dtype_differentiable(t->dtype)) return EM_OK;
     em_meta *m = em_meta_get(t);
     bool root_grad = em_requires_grad(root);
     if (!root_grad && !(m && m->grad_fn)) return EM_OK; /* nothing to follow (PyTorch keeps the version too) */

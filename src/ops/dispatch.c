@@ -25,7 +25,7 @@ static const bool complex_kernels[EM_OP_COUNT] = {
     OK(sqrt) OK(sin) OK(cos) OK(tan) OK(asin) OK(acos) OK(atan) OK(sinh) OK(cosh) OK(tanh) OK(asinh) OK(acosh)
     OK(atanh) OK(eq) OK(ne) OK(where) OK(sum) OK(mean) OK(prod) OK(mm) OK(bmm) OK(addmm) OK(baddbmm) OK(addbmm)
     OK(mv) OK(addmv) OK(dot) OK(cat) OK(stack) OK(hstack) OK(vstack) OK(dstack) OK(flip) OK(fliplr) OK(flipud)
-    OK(roll) OK(rot90) OK(repeat) OK(tile) OK(index_select) OK(gather) OK(take) OK(index) OK(index_put)
+    OK(roll) OK(rot90) OK(repeat) OK(tile) OK(index_select) OK(gather) OK(take) OK(put) OK(index) OK(index_put)
     OK(tril) OK(triu) OK(masked_fill) OK(cumsum) OK(cumprod)
     OK(fft_c2c) OK(fft_r2c) OK(fft_c2r)
 #undef OK
