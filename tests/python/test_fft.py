@@ -307,7 +307,7 @@ def _grads(mod, name, a, dtype, cot, **kwargs):
     y = getattr(mod.fft, name)(x, **kwargs)
     g = mod.tensor(cot, dtype=y.dtype)
     y.backward(g)
-    return np.asarray(x.grad.detach().numpy()), str(y.dtype).split('.')[-1]
+    return np.asarray(x.grad.detach().resolve_conj().numpy()), str(y.dtype).split('.')[-1]
 
 
 @needs_complex_autograd
