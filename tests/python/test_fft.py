@@ -333,6 +333,15 @@ def test_gradcheck(name):
 
 
 @needs_complex_autograd
+@pytest.mark.parametrize('name', ['fft', 'rfft', 'irfft', 'hfft', 'ihfft', 'fftn', 'rfftn', 'irfftn', 'hfftn'])
+def test_gradgradcheck(name):
+    # the backward formulas are DFTs themselves: differentiable again
+    dtype = 'float64' if name in REAL_IN else 'complex128'
+    x = ember.tensor(values((3, 4), dtype), dtype=getattr(ember, dtype)).requires_grad_()
+    assert ember.autograd.gradgradcheck(lambda t: getattr(ember.fft, name)(t, norm='ortho'), (x,))
+
+
+@needs_complex_autograd
 @pytest.mark.filterwarnings('ignore::UserWarning')
 def test_stft_istft_gradients():
     x = ember.tensor(values((2, 40), 'float64')).requires_grad_()
