@@ -10,8 +10,10 @@
  * complex64 goes through kissfft (Debian's libkissfft-float). Debian builds
  * kissfft in single precision only, so complex128 goes through the
  * mixed-radix transform below (dft_f64); lengths with a large prime factor
- * use Bluestein's algorithm in double precision for both. Real transforms are complex ones:
- * r2c with zero imaginary parts, c2r on the Hermitian completion of its half. */
+ * use Bluestein's algorithm, in double precision for both. Real transforms
+ * of even length are complex ones of half the length (Note [Real transforms
+ * of even length]); of odd length, complex ones of the same length (r2c with
+ * zero imaginary parts, c2r on the Hermitian completion of its half). */
 #include "cpu.h"
 #include <kissfft/kiss_fft.h>
 #include <limits.h>
@@ -40,6 +42,7 @@ typedef struct plan {
     size_t scratch;          /* bytes a line needs besides its input and output */
 } plan;
 
+/* Frees what p holds (a failed plan_make leaves nothing to free). */
 static void plan_free(plan *p)
 {
     kiss_fft_free(p->kiss);
@@ -48,6 +51,7 @@ static void plan_free(plan *p)
     free(p->kernel);
     if (p->conv) plan_free(p->conv);
     free(p->conv);
+    memset(p, 0, sizeof *p);
 }
 
 static int64_t largest_factor(int64_t n)
@@ -74,6 +78,7 @@ static em_status plan_bluestein(plan *p)
     cf64 *b = malloc((size_t)m * sizeof *b);
     if (!p->conv || !p->chirp || !p->kernel || !b || plan_make(p->conv, EM_C128, m, false)) {
         free(b);
+        plan_free(p);
         return em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
     }
     const double sign = p->inverse ? 1 : -1;
