@@ -32,7 +32,7 @@ TEST(fft_known_values)
         RELEASE(a, t, f, b, o);
         CHECK_MSG(ok, "dtype %d: %s", (int)dt, em_last_error());
     }
-    for (int64_t n = 5; n <= 13; n++) {
+    for (int64_t n = 5; n <= 67; n += n < 13 ? 1 : 54) { /* 67: Bluestein */
         em_tensor *r = trand(EM_F64, 2, (const int64_t[]){n, 2}, -1, 1), *z = r ? em_view_as_complex(r) : NULL;
         em_tensor *f = z ? em_fft_c2c(z, 1, dim, EM_FFT_NORM_SQRT_N, true) : NULL;
         em_tensor *b = f ? em_fft_c2c(f, 1, dim, EM_FFT_NORM_SQRT_N, false) : NULL;
@@ -45,9 +45,11 @@ TEST(fft_known_values)
 
 TEST(fft_real_round_trips)
 {
-    /* r2c over two dims (onesided) then c2r back; the full r2c equals c2c of the complexified input */
-    const int64_t dims[2] = {0, 2}, shapes[2][3] = {{3, 2, 5}, {4, 1, 6}};
-    for (int k = 0; k < 2; k++)
+    /* r2c over two dims (onesided) then c2r back; the full r2c equals c2c of the complexified input.
+     * Odd and even real lengths, and a leading dim of prime length 67 (Bluestein) whose lines are
+     * gathered in blocks (60 of them side by side) */
+    const int64_t dims[2] = {0, 2}, shapes[4][3] = {{3, 2, 5}, {4, 1, 6}, {67, 3, 20}, {5, 1, 134}};
+    for (int k = 0; k < 4; k++)
         for (em_dtype dt = EM_F32; dt <= EM_F64; dt++) {
             const double tol = dt == EM_F32 ? 1e-5 : 1e-12;
             em_tensor *x = trand(dt, 3, shapes[k], -1, 1), *X = x ? em_fft_r2c(x, 2, dims, EM_FFT_NORM_N, true) : NULL;
