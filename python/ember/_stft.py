@@ -34,18 +34,17 @@ def _window_repr(w):
 
 def _pad_center(x, n_fft, pad_mode):
     """stft's centring: n_fft // 2 on both sides of the last dim, as F.pad pads a 3-d input
-    (complex ones as their real and imaginary parts)."""
+    (a complex signal as its real and imaginary parts, two signals)."""
     from .nn import functional as F
     ndim, pad = x.dim(), n_fft // 2
-    x3 = x.reshape([1] * (3 - ndim) + list(x.shape)) if ndim < 3 else x
-    if x3.is_complex():
-        a, b, n = x3.shape
-        parts = _C.view_as_real(x3).permute(0, 1, 3, 2).reshape(a, b * 2, n)
-        padded = F.pad(parts, [pad, pad], pad_mode).reshape(a, b, 2, n + 2 * pad).permute(0, 1, 3, 2)
-        padded = _C.view_as_complex(padded.contiguous())
-    else:
+    if not x.is_complex():
+        x3 = x.reshape([1] * (3 - ndim) + list(x.shape)) if ndim < 3 else x
         padded = F.pad(x3, [pad, pad], pad_mode)
-    return padded.reshape(list(padded.shape)[-ndim:]) if ndim < 3 else padded
+        return padded.reshape(list(padded.shape)[-ndim:]) if ndim < 3 else padded
+    parts = _C.view_as_real(x).movedim(-1, -2)  # (..., 2, n)
+    lead, n = list(parts.shape[:-1]), parts.shape[-1]
+    padded = F.pad(parts.reshape(1, -1, n), [pad, pad], pad_mode).reshape(lead + [n + 2 * pad])
+    return _C.view_as_complex(padded.movedim(-2, -1).contiguous())
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode='reflect',
