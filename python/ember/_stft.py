@@ -69,10 +69,6 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
             _warn_once('stft will soon require the return_complex parameter be given for real inputs, and will '
                        'further require that return_complex=True in a future PyTorch release.')
         return_complex = complex_out
-    elif not return_complex:
-        _warn_once('stft with return_complex=False is deprecated. In a future pytorch release, stft will return '
-                   'complex tensors for all inputs, and return_complex=False will raise an error.\nNote: you can '
-                   'still call torch.view_as_real on the complex output to recover the old return format.')
     if not (input.is_floating_point() or input.is_complex()):
         fail('expected a tensor of floating point or complex values')
     if input.dim() not in (1, 2):

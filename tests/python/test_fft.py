@@ -351,3 +351,16 @@ def test_stft_istft_gradients():
     z = ember.tensor(_SPEC).requires_grad_()
     assert ember.autograd.gradcheck(lambda s: ember.istft(s, 8, window=ember.hann_window(8, dtype=ember.float64)),
                                     (z,))
+
+
+def test_stft_warnings():
+    import warnings
+    for m in (ember, torch):  # a missing return_complex warns for real input; return_complex=False does not (1.13)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            m.stft(m.zeros(20), 8, return_complex=False)
+        assert not caught, m
+    from ember import _stft
+    _stft._warned.clear()
+    with pytest.warns(UserWarning, match='return_complex'):
+        ember.stft(ember.zeros(20), 8)
