@@ -69,7 +69,8 @@ UNARY_IN(asin, X(em_mul(G, C(X(em_rsqrt(X(em_sub(S(1), X(em_mul(x, x)), 1)))))))
 UNARY_IN(acos, X(em_neg(X(em_mul(G, C(X(em_rsqrt(X(em_sub(S(1), X(em_mul(x, x)), 1))))))))))
 UNARY_IN(atan, X(em_div(G, C(X(em_add(X(em_mul(x, x)), S(1), 1))))))
 UNARY_IN(asinh, X(em_mul(G, C(X(em_rsqrt(X(em_add(X(em_mul(x, x)), S(1), 1))))))))
-UNARY_IN(acosh, X(em_mul(G, C(X(em_rsqrt(X(em_sub(X(em_mul(x, x)), S(1), 1))))))))
+/* acosh' = 1 / (sqrt(x - 1) sqrt(x + 1)): for complex x not 1 / sqrt(x^2 - 1), whose branch cut differs */
+UNARY_IN(acosh, X(em_mul(G, C(X(em_mul(X(em_rsqrt(X(em_sub(x, S(1), 1)))), X(em_rsqrt(X(em_add(x, S(1), 1))))))))))
 UNARY_IN(atanh, X(em_div(G, C(X(em_sub(S(1), X(em_mul(x, x)), 1))))))
 /* erf' = 2/sqrt(pi) exp(-x^2); erfinv' = sqrt(pi)/2 exp(erfinv(x)^2) */
 UNARY_IN(erf, X(em_mul(G, X(em_mul(X(em_exp(X(em_neg(X(em_mul(x, x)))))), S(1.12837916709551257390))))))
@@ -148,7 +149,8 @@ static em_status pow_grads(const em_node *n, em_tensor *const *go, em_tensor **g
         GRAD(0, X(em_mul(G, C(X(em_where(X(em_eq(b, S(0))), S(0), d))))));
     }
     if (em_node_needs_grad(n, 1)) { /* (a complex b: the sign of its real part) */
-        const em_tensor *b_re = em_dtype_is_complex((em_dtype)b->dtype) ? X(em_select(X(em_view_as_real(b)), -1, 0)) : b;
+        bool b_complex = em_dtype_is_complex((em_dtype)b->dtype);
+        const em_tensor *b_re = b_complex ? X(em_select(X(em_view_as_real(X(em_detach(b)))), -1, 0)) : b; /* a mask */
         em_tensor *zero = AND(X(em_eq(x, S(0))), X(em_ge(b_re, S(0))));
         GRAD(1, X(em_mul(G, C(X(em_where(zero, S(0), X(em_mul(y, X(em_log(x))))))))));
     }

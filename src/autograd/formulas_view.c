@@ -105,6 +105,11 @@ em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_s
         g = s;
         vs[d] = 1;
     }
+    if (g && recording && em_geometry_overlaps(g->ndim, g->sizes, g->strides)) {
+        em_tensor *c = em_contiguous(g); /* an expanded gradient (sum's): no view of it is recorded */
+        em_release(g);
+        g = c;
+    }
     if (!g) return NULL;
     bool empty = false; /* either side empty: nothing moves, the result is zeros shaped like `to` */
     for (int d = 0; d < to->ndim; d++) empty |= to->sizes[d] == 0;
@@ -157,10 +162,10 @@ typedef struct real_geom {
     int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS];
 } real_geom;
 
-static void real_units(real_geom *r, const em_strided *s, bool complex)
+static void real_units(real_geom *r, const em_strided *s, bool is_cplx)
 {
     r->s = *s;
-    if (!complex) return;
+    if (!is_cplx) return;
     for (int d = 0; d < s->ndim; d++) r->sizes[d] = s->sizes[d], r->strides[d] = 2 * s->strides[d];
     r->sizes[s->ndim] = 2, r->strides[s->ndim] = 1;
     r->s = (em_strided){s->ndim + 1, r->sizes, r->strides, 2 * s->offset};
@@ -178,6 +183,19 @@ static em_tensor *as_complex(const em_tensor *r)
     return v;
 }
 
+/* A complex gradient seen as (real, imag) pairs (view_as_real), copied first
+ * when it is real (a hook may hand one) or overlaps itself (an expanded
+ * gradient: no view of it is recorded). */
+static em_tensor *real_pairs(const em_tensor *g)
+{
+    em_tensor *c = !is_complex(g->dtype) ? em_to_dtype(g, em_dtype_to_complex((em_dtype)g->dtype))
+                   : em_geometry_overlaps(g->ndim, g->sizes, g->strides) ? em_contiguous(g)
+                                                                         : em_retain((em_tensor *)g);
+    em_tensor *r = c ? em_view_as_real(c) : NULL;
+    em_release(c);
+    return r;
+}
+
 /* em_restride across a retyped view: g (a gradient of dtype-kind
  * `from_complex`) moved onto `to`, in `to`'s kind. */
 static em_tensor *move(const em_tensor *g, const em_strided *from, bool from_complex, const em_strided *to,
@@ -187,13 +205,8 @@ static em_tensor *move(const em_tensor *g, const em_strided *from, bool from_com
     real_geom f, t;
     real_units(&f, from, from_complex);
     real_units(&t, to, to_complex);
-    em_tensor *gr = (em_tensor *)g;
-    if (from_complex) { /* (a hook may have handed a real gradient) */
-        em_tensor *c = is_complex(g->dtype) ? em_retain(gr) : em_to_dtype(g, em_dtype_to_complex((em_dtype)g->dtype));
-        gr = c ? em_view_as_real(c) : NULL;
-        em_release(c);
-        if (!gr) return NULL;
-    }
+    em_tensor *gr = from_complex ? real_pairs(g) : (em_tensor *)g;
+    if (!gr) return NULL;
     em_tensor *r = em_restride(gr, &f.s, &t.s), *out = to_complex ? as_complex(r) : r;
     if (from_complex) em_release(gr);
     if (to_complex) em_release(r);
@@ -229,11 +242,12 @@ em_status em_copy_slices_backward(const em_node *n, em_tensor *const *grad_out, 
         real_units(&br, &base, retyped && base_complex);
         bool was = em_is_grad_enabled();
         em_set_grad_enabled(false);
-        em_tensor *ones = X(em_ones(vr.s.ndim, vr.s.sizes, retyped ? em_dtype_to_real((em_dtype)G->dtype) : (em_dtype)G->dtype));
+        em_dtype mask_dt = retyped ? em_dtype_to_real((em_dtype)G->dtype) : (em_dtype)G->dtype;
+        em_tensor *ones = X(em_ones(vr.s.ndim, vr.s.sizes, mask_dt));
         em_tensor *written = ones ? X(em_restride(ones, &vr.s, &br.s)) : NULL;
         em_tensor *one = X(em_scalar_float(1)), *kept = written ? X(em_sub(one, written, 1)) : NULL;
         em_set_grad_enabled(was);
-        if (retyped && base_complex) GRAD(0, X(as_complex(X(em_mul(X(em_view_as_real(G)), kept)))));
+        if (retyped && base_complex) GRAD(0, X(as_complex(X(em_mul(X(real_pairs(G)), kept)))));
         else GRAD(0, X(em_mul(G, kept)));
     }
     GRAD(1, X(move(G, &base, base_complex, &view, view_complex)));
