@@ -91,9 +91,9 @@ def is_floating_point(input):
 
 # Subpackages load on first use (`ember.nn.Linear` without `import ember.nn`),
 # so that `import ember` stays fast; so do the top-level names of ember/_toplevel.py.
-_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'fft', 'distributions', 'cuda', 'backends', 'random',
+_LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions', 'cuda', 'backends', 'random',
                     'testing', 'hub', 'jit', 'version', 'amp', 'cpu', 'profiler', '__config__', 'distributed',
-                    'overrides')
+                    'overrides', 'fft')
 
 
 def __getattr__(name):

@@ -28,7 +28,8 @@ static em_status dims_mask(const em_tensor *x, int ndims, const int64_t *dims, c
 
 static em_status check_norm(em_fft_norm norm, const char *op)
 {
-    return (unsigned)norm <= EM_FFT_NORM_N ? EM_OK : em_fail(EM_ERR_VALUE, "%s: unknown normalization %d", op, (int)norm);
+    if ((unsigned)norm <= EM_FFT_NORM_N) return EM_OK;
+    return em_fail(EM_ERR_VALUE, "%s: unknown normalization %d", op, (int)norm);
 }
 
 /* Every transformed length of sizes (the signal's) at least 1 and within

@@ -105,7 +105,8 @@ TEST(gradcheck_fft)
 {
     static const int64_t five = 5, six = 6;
     em_tensor *x = leaf(2, (const int64_t[]){3, 5}, -1, 1), *y = leaf(2, (const int64_t[]){2, 6}, -1, 1);
-    bool ok = x && y && gradcheck("fft chain odd", f_chain, 1, &x, &five) && gradcheck("fft chain even", f_chain, 1, &y, &six);
+    bool ok = x && y && gradcheck("fft chain odd", f_chain, 1, &x, &five) &&
+              gradcheck("fft chain even", f_chain, 1, &y, &six);
     RELEASE(x, y);
     CHECK(ok);
     GRAD_COVER(EM_OP_fft_c2c, EM_OP_fft_r2c, EM_OP_fft_c2r);
