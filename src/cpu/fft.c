@@ -54,6 +54,24 @@ static void plan_free(plan *p)
     memset(p, 0, sizeof *p);
 }
 
+/* e^(sign 2 pi i k/n) for 0 <= k < n, exact at the quarter turns (k a
+ * multiple of n/4): the quadrant is a multiplication by a power of i, cos/sin see
+ * angles of at most pi/4 (so W^(n/2) is exactly -1, W^(n/4) exactly -+i). */
+static cf64 unit_root(int64_t k, int64_t n, double sign)
+{
+    const int64_t quadrant = 4 * k / n, r = 4 * k - quadrant * n; /* angle: (quadrant + r/n) pi/2 */
+    double c, si;
+    if (2 * r <= n) {
+        const double a = M_PI / 2 * (double)r / (double)n;
+        c = cos(a), si = sin(a);
+    } else {
+        const double a = M_PI / 2 * (double)(n - r) / (double)n;
+        c = sin(a), si = cos(a);
+    }
+    const double re[4] = {c, -si, -c, si}, im[4] = {si, c, -si, -c};
+    return re[quadrant] + sign * im[quadrant] * I;
+}
+
 static int64_t largest_factor(int64_t n)
 {
     int64_t big = 1;
@@ -81,11 +99,7 @@ static em_status plan_bluestein(plan *p)
         plan_free(p);
         return em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
     }
-    const double sign = p->inverse ? 1 : -1;
-    for (int64_t t = 0; t < n; t++) {
-        const double a = M_PI * (double)((t * t) % (2 * n)) / (double)n; /* t^2 mod 2n: exact angles */
-        p->chirp[t] = cos(a) + sign * sin(a) * I;
-    }
+    for (int64_t t = 0; t < n; t++) p->chirp[t] = unit_root((t * t) % (2 * n), 2 * n, p->inverse ? 1 : -1);
     for (int64_t t = 0; t < m; t++) b[t] = 0;
     for (int64_t t = 0; t < n; t++) b[t] = b[(m - t) % m] = conj(p->chirp[t]) / (double)m;
     line_f64(p->conv, p->kernel, b, NULL);
@@ -106,12 +120,7 @@ static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse)
     }
     p->tw = malloc((size_t)n * sizeof *p->tw);
     if (!p->tw) return em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
-    const double sign = inverse ? 1 : -1;
-    for (int64_t k = 0; k <= n / 2; k++) {
-        const double a = 2 * M_PI * (double)k / (double)n;
-        p->tw[k] = cos(a) + sign * sin(a) * I;
-        if (k) p->tw[n - k] = conj(p->tw[k]); /* the mirror half exactly conjugate */
-    }
+    for (int64_t k = 0; k < n; k++) p->tw[k] = unit_root(k, n, inverse ? 1 : -1);
     int nf = 0;
     int64_t m = n;
     while (m % 4 == 0) p->factors[nf++] = 4, m /= 4;
@@ -267,10 +276,7 @@ static em_status run_pass(pass *ps, em_dtype dt, int64_t n, bool inverse, int64_
         free(rtw);
         return em_error_code();
     }
-    for (int64_t k = 0; half && k <= n / 2; k++) {
-        const double a = 2 * M_PI * (double)k / (double)n;
-        rtw[k] = cos(a) - sin(a) * I;
-    }
+    for (int64_t k = 0; half && k <= n / 2; k++) rtw[k] = unit_root(k, n, -1);
     ps->p = &p;
     ps->rtw = rtw;
     ps->n = n;
