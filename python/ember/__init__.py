@@ -37,6 +37,8 @@ special._install(globals())
 from . import _scatter_grad, _discrete_samples
 _scatter_grad.install(globals())
 _discrete_samples.install(globals())
+from . import _stft
+_stft.install(globals(), Tensor)
 
 __version__ = '0.1.0'
 
@@ -92,7 +94,7 @@ def is_floating_point(input):
 # so that `import ember` stays fast; so do the top-level names of ember/_toplevel.py.
 _LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions', 'cuda', 'backends', 'random',
                     'testing', 'hub', 'jit', 'version', 'amp', 'cpu', 'profiler', '__config__', 'distributed',
-                    'overrides')
+                    'overrides', 'fft')
 
 
 def __getattr__(name):

@@ -27,6 +27,7 @@ static const bool complex_kernels[EM_OP_COUNT] = {
     OK(mv) OK(addmv) OK(dot) OK(cat) OK(stack) OK(hstack) OK(vstack) OK(dstack) OK(flip) OK(fliplr) OK(flipud)
     OK(roll) OK(rot90) OK(repeat) OK(tile) OK(index_select) OK(index_add) OK(gather) OK(scatter_add) OK(take) OK(put) OK(index) OK(index_put)
     OK(tril) OK(triu) OK(masked_fill) OK(cumsum) OK(cumprod)
+    OK(fft_c2c) OK(fft_r2c) OK(fft_c2r)
 #undef OK
 };
 
