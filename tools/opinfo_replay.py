@@ -60,6 +60,7 @@ RANDOM_OPS = {
     "new_empty", "new_empty_strided", "nn.functional.dropout", "nn.functional.dropout2d",
     "nn.functional.dropout3d", "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
     "nn.functional.rrelu", "randint", "randn", "rand", "empty_permuted", "normal_", "random_",
+    "svd_lowrank", "pca_lowrank",  # random projections: Ember's generator is not torch's
 }
 
 
@@ -529,7 +530,7 @@ def replay_op(em, op, sampled=False):
                         continue
                     if dt is torch.float64 and not gradchecked and leaves:
                         gradchecked = True
-                        why = _gradcheck(em, efn, e_args, leaves)
+                        why = _gradcheck(em, efn, e_args, leaves, op.gradcheck_wrapper)
                         if why:
                             fail(f"{where}: {why}")
     if res["checks"] == 0:
@@ -538,8 +539,11 @@ def replay_op(em, op, sampled=False):
     return res
 
 
-def _gradcheck(em, efn, e_args, leaves):
-    """Ember's float64 gradcheck on one sample (its differentiable tensor inputs vary)."""
+def _gradcheck(em, efn, e_args, leaves, wrapper=None):
+    """Ember's float64 gradcheck on one sample (its differentiable tensor inputs vary),
+    through the OpInfo's gradcheck wrapper as torch's own test does (it makes the
+    perturbed input valid: symmetric for eigh, triangular for cholesky_inverse...)."""
+    call = _rebind(em, wrapper) if isinstance(wrapper, types.FunctionType) else None
     leaf_ids = {id(e) for _, e in leaves}
     flat_positions = [e for _, e in leaves]
 
@@ -554,7 +558,8 @@ def _gradcheck(em, efn, e_args, leaves):
             if isinstance(v, dict):
                 return {k: sub(u) for k, u in v.items()}
             return v
-        out = efn(sub(e_args[0]), *sub(e_args[1]), **sub(e_args[2]))
+        args = (sub(e_args[0]), *sub(e_args[1]))
+        out = call(efn, *args, **sub(e_args[2])) if call else efn(*args, **sub(e_args[2]))
         outs = [o for o in _flat(out) if isinstance(o, em.Tensor) and o.requires_grad
                 and o.dtype in (em.float64, em.complex128)]
         return tuple(outs)
