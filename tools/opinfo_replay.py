@@ -413,11 +413,21 @@ def compare(em, got, want, random_op, reference=None, oracle=None):
     return None
 
 
-def compare_grads(em, t_out, e_out, leaves, seed, double_run=None):
+def _processed(em, process, out):
+    """A sample's output_process_fn_grad (e.g. |V| of eig: its gradient is defined,
+    V's phase is not) applied to torch's output, or rebound to Ember for Ember's."""
+    if process is None:
+        return out
+    fn = _rebind(em, process) if em is not None and isinstance(process, types.FunctionType) else process
+    return fn(out)
+
+
+def compare_grads(em, t_out, e_out, leaves, seed, double_run=None, process=None):
     """Backward of both outputs against the same cotangents; None or a reason.
     `double_run`, when given, reruns torch on the sample in float64 and returns
     (outputs, leaves): float32 gradients are then judged as values are."""
     import torch
+    t_out, e_out = _processed(None, process, t_out), _processed(em, process, e_out)
     tflat = _flat(t_out)
     picked = [i for i, t in enumerate(tflat) if isinstance(t, torch.Tensor) and t.requires_grad
               and (t.dtype.is_floating_point or t.is_complex())]
@@ -444,7 +454,7 @@ def compare_grads(em, t_out, e_out, leaves, seed, double_run=None):
         except AssertionError as e:
             if a.dtype in _LOW_PRECISION and double_run is not None:
                 if refs is None:
-                    refs = _reference_grads(double_run, picked, cot)
+                    refs = _reference_grads(double_run, picked, cot, process)
                 if refs is not None and as_accurate_as_torch(a, b, refs[i]):
                     continue
             lines = [ln.strip() for ln in str(e).splitlines() if "Greatest absolute" in ln]
@@ -452,12 +462,12 @@ def compare_grads(em, t_out, e_out, leaves, seed, double_run=None):
     return None
 
 
-def _reference_grads(double_run, picked, cot):
+def _reference_grads(double_run, picked, cot, process=None):
     """torch's float64 gradients of the sample against the same cotangents."""
     import torch
     try:
         outs, dleaves = double_run()
-        flat = _flat(outs)
+        flat = _flat(_processed(None, process, outs))
         douts = [flat[i] for i in picked]
         grads = torch.autograd.grad(douts, dleaves, [c.to(o.dtype) for c, o in zip(cot, douts)],
                                     allow_unused=True)
@@ -598,7 +608,7 @@ def replay_op(em, op, sampled=False):
                     continue
                 if grad and not rnd and label == "function":
                     try:
-                        why = compare_grads(em, want, got, leaves, si, double_run)
+                        why = compare_grads(em, want, got, leaves, si, double_run, s.output_process_fn_grad)
                     except Exception as e:
                         why = f"backward raised {_short(e)}"
                     if why:
@@ -606,7 +616,7 @@ def replay_op(em, op, sampled=False):
                         continue
                     if dt is torch.float64 and not gradchecked and leaves and not gradcheck_waived(op):
                         gradchecked = True
-                        why = _gradcheck(em, efn, e_args, leaves, op.gradcheck_wrapper)
+                        why = _gradcheck(em, efn, e_args, leaves, op.gradcheck_wrapper, s.output_process_fn_grad)
                         if why:
                             fail(f"{where}: {why}")
     if res["checks"] == 0:
@@ -615,7 +625,7 @@ def replay_op(em, op, sampled=False):
     return res
 
 
-def _gradcheck(em, efn, e_args, leaves, wrapper=None):
+def _gradcheck(em, efn, e_args, leaves, wrapper=None, process=None):
     """Ember's float64 gradcheck on one sample (its differentiable tensor inputs vary),
     through the OpInfo's gradcheck wrapper as torch's own test does (it makes the
     perturbed input valid: symmetric for eigh, triangular for cholesky_inverse...)."""
@@ -636,7 +646,7 @@ def _gradcheck(em, efn, e_args, leaves, wrapper=None):
             return v
         args = (sub(e_args[0]), *sub(e_args[1]))
         out = call(efn, *args, **sub(e_args[2])) if call else efn(*args, **sub(e_args[2]))
-        outs = [o for o in _flat(out) if isinstance(o, em.Tensor) and o.requires_grad
+        outs = [o for o in _flat(_processed(em, process, out)) if isinstance(o, em.Tensor) and o.requires_grad
                 and o.dtype in (em.float64, em.complex128)]
         return tuple(outs)
     try:

@@ -58,7 +58,8 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 def adjoint(input):
     if input.dim() == 1:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
-    return input.t() if input.dim() == 0 else input.transpose(-2, -1)
+    t = input.t() if input.dim() == 0 else input.transpose(-2, -1)
+    return t.conj() if t.is_complex() else t  # a copy for complex: Ember has no conjugate bit
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):

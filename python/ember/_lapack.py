@@ -488,17 +488,16 @@ def eigvalsh(A, UPLO='L', *, out=None):
 
 def _eig(A, compute_v, op):
     """(eigenvalues, eigenvectors) of the general square A from LAPACK's geev, as PyTorch calls it:
-    complex64 (complex128) for float32 (float64) A; no gradient yet (it needs complex autograd)."""
+    complex64 (complex128) for float32 (float64) A; differentiated as PyTorch (_lapack_grad.Eig)."""
     _check_matrix(A, op)
-    if _needs_grad(A):
-        raise NotImplementedError(f"{op}: the gradient of the general eigendecomposition is not implemented in "
-                                  "Ember yet (it needs complex autograd); call it on A.detach(), or use "
-                                  "linalg.eigh for symmetric A")
-    L, V, info = _C._linalg_eig(A, bool(compute_v))
+    grad = _needs_grad(A)
+    L, V, info = _C._linalg_eig(A.detach() if grad else A, bool(compute_v or grad))
     if info.numel() and bool((info < 0).any()):
         raise RuntimeError(f"torch.{op}: input tensor should not contain infs or NaNs.")
     _check_info(info, f"torch.{op}", lambda i: f"The algorithm failed to converge because the input matrix is "
                 f"ill-conditioned or has too many repeated eigenvalues (error code: {i}).")
+    if grad:
+        L, V = _lapack_grad.Eig.apply(A, L, V)
     return L, V
 
 

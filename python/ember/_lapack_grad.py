@@ -129,3 +129,47 @@ class Inverse(Function):
         X, = ctx.saved_tensors
         Xt = _mT(X)
         return -_C.matmul(Xt, _C.matmul(gX, Xt)), None
+
+
+class Eig(Function):
+    """(L, V) = eig(A), computed outside by geev, differentiated as PyTorch 1.13: with E_ij =
+    conj(L_j - L_i) (1 on the diagonal), gA = V^-H (diag(gL) + off-diagonal of
+    (V^H gV - V^H V diag(re(V^H gV))) / E) V^H, its real part for a real A. The loss must not
+    depend on each eigenvector's phase (its |V|, say): V is defined up to it."""
+    @staticmethod
+    def forward(ctx, A, L, V):
+        ctx.real_input = not A.is_complex()
+        L, V = L.clone(), V.clone()
+        ctx.save_for_backward(L, V)
+        return L, V
+
+    @staticmethod
+    def backward(ctx, gL, gV):
+        from . import _lapack as lapack
+        L, V = ctx.saved_tensors
+        Vh = V.mH
+        if gV is None:
+            gA = gL.unsqueeze(-1) * Vh
+        else:
+            VhgV = _C.matmul(Vh, gV)
+            gA = VhgV - _C.matmul(Vh, V * VhgV.real.diagonal(0, -2, -1).unsqueeze(-2))
+            Lc = L.conj()
+            eye = _C.eye(L.shape[-1], dtype=L.real.dtype)
+            E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye  # 1 on the diagonal (its difference is 0)
+            gA = gA / E * (1 - eye)
+            if gL is not None:
+                gA = gA + gL.unsqueeze(-1) * eye
+            gA = _C.matmul(gA, Vh)
+        gA = _complex_solve(lapack, Vh, gA)
+        return (gA.real if ctx.real_input else gA), None, None
+
+
+def _complex_solve(lapack, M, B):
+    """M^-1 B for complex M and B through the real system [[Re M, -Im M], [Im M, Re M]]
+    (LAPACK is wired for real dtypes only)."""
+    n = M.shape[-1]
+    Mr, Mi = M.real, M.imag
+    big = _C.cat([_C.cat([Mr, -Mi], -1), _C.cat([Mi, Mr], -1)], -2)
+    X = lapack.solve(big, _C.cat([B.real, B.imag], -2))
+    from . import _complex
+    return _complex.complex(X[..., :n, :].contiguous(), X[..., n:, :].contiguous())

@@ -3,6 +3,7 @@ trivial inputs that keep the graph, batched tolerances, the sign conventions of 
 eigh (the LAPACK calls torch makes), and gradients (against torch and float64 gradcheck)."""
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -280,3 +281,41 @@ def test_lowrank_with_gradients():
     U, S, V = ember.svd_lowrank(x, q=4, M=M)
     S.sum().backward()
     assert M.grad is not None and x.grad is not None
+
+
+# ---- eig / eigvals: PyTorch's gradient of the general eigendecomposition -------------------
+
+def _eig_losses(lib, A, gl, gv):
+    """A loss of the eigenvalues and of |V| (V's phase is arbitrary, so no loss may use it)."""
+    L, V = lib.linalg.eig(A)
+    return (L * gl).real.sum() + (V.abs() * gv).sum(), lib.linalg.eigvals(A)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5)])
+def test_eig_gradients_match_torch(shape):
+    rng = np.random.RandomState(sum(shape))
+    a = rng.randn(*shape)
+    gl = rng.randn(*shape[:-1]) + 1j * rng.randn(*shape[:-1])
+    gv = rng.randn(*shape)
+    c = rng.randn(*shape[:-1]) + 1j * rng.randn(*shape[:-1])
+    grads = []
+    for lib in (torch, ember):
+        A = lib.from_numpy(a.copy()).requires_grad_()
+        loss, L = _eig_losses(lib, A, lib.from_numpy(gl), lib.from_numpy(gv))
+        g1, = lib.autograd.grad(loss, A)
+        g2, = lib.autograd.grad(L, A, lib.from_numpy(c))  # a complex cotangent straight into eigvals
+        grads.append((g1.detach().numpy(), g2.detach().numpy()))
+    for t, e in zip(*grads):
+        np.testing.assert_allclose(e, t, rtol=1e-9, atol=1e-10)
+
+
+def test_eig_gradcheck():
+    A = ember.from_numpy(np.random.RandomState(3).randn(2, 4, 4)).requires_grad_()
+    assert ember.autograd.gradcheck(lambda x: (ember.linalg.eig(x)[0], ember.linalg.eig(x)[1].abs()), (A,))
+    assert ember.autograd.gradcheck(ember.linalg.eigvals, (A,))
+
+
+def test_mH_conjugates_complex():
+    a = np.arange(6).reshape(2, 3) + 1j * np.arange(6).reshape(2, 3)
+    for f in (lambda t: t.mH, lambda t: t.adjoint()):
+        np.testing.assert_array_equal(f(ember.from_numpy(a)).numpy(), f(torch.from_numpy(a)).resolve_conj().numpy())
