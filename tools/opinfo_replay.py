@@ -275,7 +275,9 @@ def _rebind(em, fn):
     """A lambda from the database, with `torch` in its globals meaning Ember."""
     g = dict(fn.__globals__)
     g["torch"] = em
-    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    out = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    out.__kwdefaults__ = fn.__kwdefaults__
+    return out
 
 
 def resolve(em, fn, name=None, kind="function"):
@@ -609,6 +611,8 @@ def replay_op(em, op, sampled=False):
                 if grad and not rnd and label == "function":
                     try:
                         why = compare_grads(em, want, got, leaves, si, double_run, s.output_process_fn_grad)
+                    except Unconvertible:  # a complex32 cotangent: no gradient to compare
+                        why = None
                     except Exception as e:
                         why = f"backward raised {_short(e)}"
                     if why:

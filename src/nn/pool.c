@@ -108,7 +108,7 @@ em_tensor *em_fractional_max_pool(const em_tensor *x, int nd, const int64_t *ker
     const char *name = nd == 3 ? "fractional_max_pool3d_out()" : "fractional_max_pool2d()";
     if (!x || !kernel || !output_size || !samples) return em_error(EM_ERR_VALUE, "%s: argument is NULL", name);
     if (nd != 2 && nd != 3) return em_error(EM_ERR_VALUE, "fractional_max_pool: nd must be 2 or 3, got %d", nd);
-    if (em_pool_check_input(x, nd, name, false)) return NULL;
+    if (em_pool_check_input(x, nd, name, true)) return NULL;
     em_pool_geom g;
     em_pool_geom_init(&g, x, nd);
     static const char *dim_names[] = {"time", "height", "width"};

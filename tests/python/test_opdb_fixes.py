@@ -1,5 +1,6 @@
 """Ops fixed after PyTorch 1.13's op_db replay (issue 15), each against torch 1.13:
 values, float64 gradcheck and exception types of the edge cases the replay found."""
+import numpy as np
 import pytest
 import torch
 
@@ -261,3 +262,21 @@ def test_masked_fill_complex_value_into_real_tensor():
     check_raises(lambda a, m: a.masked_fill(m.tensor(True), 1j), rand(2, 2))
     check_raises(lambda a, m: a.masked_fill(m.tensor(True), m.tensor(1 + 2j)), torch.tensor([1, 2]))
     check(lambda a, m: a.masked_fill(m.tensor(True), m.tensor(2 + 0j)), rand(2, 2))
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool_empty_batch(nd):
+    shape = (0, 1) + (5,) * nd
+    f = lambda lib: getattr(lib.nn.functional, f"fractional_max_pool{nd}d")
+    y, i = f(ember)(ember.zeros(shape, requires_grad=True), 2, output_size=2, return_indices=True)
+    t = f(torch)(torch.zeros(shape), 2, output_size=2)
+    assert tuple(y.shape) == tuple(t.shape) and tuple(i.shape) == tuple(t.shape)
+
+
+def test_silu_complex_matches_torch():
+    """torch 1.13 computes complex silu but does not differentiate it: values against torch,
+    Ember's gradient by gradcheck."""
+    z = np.random.RandomState(0).randn(6) + 1j * np.random.RandomState(1).randn(6)
+    want = torch.nn.functional.silu(torch.from_numpy(z)).numpy()
+    np.testing.assert_allclose(ember.nn.functional.silu(ember.from_numpy(z)).numpy(), want, rtol=1e-12)
+    assert ember.autograd.gradcheck(ember.nn.functional.silu, (ember.from_numpy(z).requires_grad_(),))

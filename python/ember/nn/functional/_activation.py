@@ -99,6 +99,9 @@ def gelu(input, approximate='none'):
 
 
 def silu(input, inplace=False):
+    if input.is_complex():  # torch 1.13 has complex silu: x sigmoid(x), with its complex gradient
+        out = input * ember.sigmoid(input)
+        return input.copy_(out) if inplace else out
     return _inplace_or(inplace, _nn.silu_, ember.silu, input)
 
 
