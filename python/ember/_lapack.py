@@ -169,6 +169,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return _out(_mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint)), out)
+    if not _needs_grad(LU, B):  # LAPACK's getrs
+        return _out(_C._linalg_lu_solve(LU, pivots, B, bool(adjoint)), out)
     batch = _broadcast_batch(LU, B)
     if list(B.shape[:-2]) != batch:  # the row gather needs B at the broadcast batch shape
         B = B.expand(*batch, *B.shape[-2:]).contiguous()
@@ -239,8 +241,8 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
     A_ = A if left else _mT(A)
     Bm = Bm if left or vector else _mT(Bm)
-    LU, piv, info = _C._linalg_lu_factor_ex(A_)
-    X = lu_solve(LU, piv, Bm)
+    X, _, _, info = _C._linalg_solve_ex(A_, Bm)  # getrf + getrs, differentiable in A and B
+    info = _batch_of(info, A, 0)  # computed over the broadcast batch
     X = X.squeeze(-1) if vector else X if left else _mT(X)
     if check_errors:
         _check_info(info, 'torch.linalg.solve_ex', lambda i: "The solver failed because the input matrix is singular.")
@@ -268,8 +270,7 @@ def solve(A, B, *, left=True, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     _check_matrix(A, 'linalg.inv')
-    LU, piv, info = _C._linalg_lu_factor_ex(A)
-    X = lu_solve(LU, piv, _eye_like(A))
+    X, _, _, info = _C._linalg_solve_ex(A, _eye_like(A))  # as PyTorch: solve(A, I)
     if check_errors:
         _check_info(info, 'linalg.inv_ex', _inv_message)
     return _out(InvExResult(X, info), out)
