@@ -198,16 +198,25 @@ def _lu_sign(pivots, dtype):
     return (1 - 2 * (swaps % 2)).to(dtype)
 
 
+def _det_lu(A):
+    """The LU and pivots of A^T (det A^T = det A), as PyTorch's det takes them: without gradients
+    from getrf on A's own row-major buffer (solve_ex with no right-hand side: no transposing copy),
+    else through lu_factor_ex, differentiable."""
+    if _needs_grad(A):
+        return _C._linalg_lu_factor_ex(_mT(A))[:2]
+    return _C._linalg_solve_ex(A, _C.empty(*A.shape[:-1], 0, dtype=A.dtype))[1:3]
+
+
 def det(A, *, out=None):
     _check_matrix(A, 'linalg.det')
-    LU, piv, _ = _C._linalg_lu_factor_ex(A)
+    LU, piv = _det_lu(A)
     return _out(LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A.dtype), out)
 
 
 def slogdet(A, *, out=None):
     """(sign, log|det A|); sign 0 and logabsdet -inf for a singular A."""
     _check_matrix(A, 'linalg.slogdet')
-    LU, piv, _ = _C._linalg_lu_factor_ex(A)
+    LU, piv = _det_lu(A)
     d = LU.diagonal(0, -2, -1)
     sign = _C.sign(d).prod(-1) * _lu_sign(piv, A.dtype)  # zero gradient, but recorded as torch does
     return _out(SlogdetResult(sign, d.abs().log().sum(-1)), out)

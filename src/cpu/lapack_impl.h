@@ -69,9 +69,8 @@ static int FN(cholesky)(T *l, const T *a, int64_t n, bool upper)
 {
     memcpy(l, a, n * n * sizeof(T));
     int info = LP(potrf)(LAPACK_COL_MAJOR, upper ? 'L' : 'U', (int)n, l, (int)n);
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++)
-            if (upper ? j < i : j > i) l[i * n + j] = 0;
+    for (int64_t i = 0; i < n; i++) /* row i: columns [0, i) or (i, n) */
+        memset(upper ? l + i * n : l + i * n + i + 1, 0, (upper ? i : n - i - 1) * sizeof(T));
     return info;
 }
 
