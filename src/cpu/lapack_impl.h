@@ -3,10 +3,10 @@
  *
  * Every input reaches these contiguous, as (batch, rows, cols) row-major.
  * LAPACK is column-major: a row-major m x n buffer read column-major is the
- * n x m transpose. Each kernel either works on that transpose (svd,
- * cholesky, eigh of a symmetric matrix, solve: A^T's LU serves A X = B as
- * in PyTorch), copies through a transposing buffer (qr's input, lstsq, ldl),
- * or writes a column-major result (lu, qr, eigh, solve, lu_solve: the op
+ * n x m transpose. Each kernel either works on that transpose (svd, eigh
+ * of a symmetric matrix, solve: A^T's LU serves A X = B as in PyTorch),
+ * copies through a transposing buffer (qr's input, lstsq, ldl), or writes a
+ * column-major result (lu, cholesky, qr, eigh, solve, lu_solve: the op
  * layer gives those outputs PyTorch's column-major strides), so that no
  * result is transposed back. Each function handles one matrix of the batch. */
 #define CAT_(a, b) a##_##b
@@ -63,14 +63,13 @@ static int FN(solve)(T *x, T *lu, int32_t *piv, const T *a, const T *b, int64_t 
 }
 
 /* Cholesky of the symmetric a (n x n) from its lower triangle (upper: its
- * upper one) into l, the other triangle zeroed. Column-major, the row-major
- * buffer is a^T = a, and LAPACK's upper triangle is our lower one. */
+ * upper one) into l (column-major, as PyTorch's), the other triangle zeroed. */
 static int FN(cholesky)(T *l, const T *a, int64_t n, bool upper)
 {
-    memcpy(l, a, n * n * sizeof(T));
-    int info = LP(potrf)(LAPACK_COL_MAJOR, upper ? 'L' : 'U', (int)n, l, (int)n);
-    for (int64_t i = 0; i < n; i++) /* row i: columns [0, i) or (i, n) */
-        memset(upper ? l + i * n : l + i * n + i + 1, 0, (upper ? i : n - i - 1) * sizeof(T));
+    FN(transpose)(l, n, a, n, n, n);
+    int info = LP(potrf)(LAPACK_COL_MAJOR, upper ? 'U' : 'L', (int)n, l, (int)n);
+    for (int64_t j = 0; j < n; j++) /* column j: rows (j, n) or [0, j) */
+        memset(upper ? l + j * n + j + 1 : l + j * n, 0, (upper ? n - j - 1 : j) * sizeof(T));
     return info;
 }
 
@@ -249,6 +248,7 @@ static int FN(one_lu_solve)(const em_call *c, int64_t b, T *work)
     return 0;
 }
 
+/* out = {L (column-major), info} */
 static int FN(one_cholesky)(const em_call *c, int64_t b, T *work)
 {
     const int64_t n = N_;

@@ -313,7 +313,7 @@ em_status em_linalg_cholesky_ex(const em_tensor *A, bool upper, em_tensor **L, e
     if (check_matrix(A, "linalg.cholesky", "A", true)) return em_error_code();
     const int nb = A->ndim - 2;
     const int64_t n = A->sizes[nb];
-    *L = batch_zeros(A, nb, 2, n, n, (em_dtype)A->dtype);
+    *L = batch_colmajor(A, nb, n, n, (em_dtype)A->dtype);
     *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
     em_call c = {.op = EM_OP_linalg_cholesky_ex, .nin = 1, .nout = 2, .dtype = (em_dtype)A->dtype, .in = {A},
                  .out = {*L, *info}};

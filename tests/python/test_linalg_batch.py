@@ -85,6 +85,8 @@ def test_result_strides_are_torchs():
         (ember.linalg.solve(eA, eW), torch.linalg.solve(A, W)),
         (ember.linalg.inv(eA), torch.linalg.inv(A)),
         (ember.linalg.eigh(eS)[1], torch.linalg.eigh(S)[1]),
+        (ember.linalg.cholesky(eS), torch.linalg.cholesky(S)),
+        (ember.linalg.cholesky(eS, upper=True), torch.linalg.cholesky(S, upper=True)),
     ] + [(e, t) for mode in ('reduced', 'complete') for M, eM in ((W, eW), (W.mT, eW.mT))
          for e, t in zip(ember.linalg.qr(eM, mode=mode), torch.linalg.qr(M, mode=mode))]
     for e, t in pairs:
