@@ -8,7 +8,7 @@
  * given (set to NULL on failure); tensor arguments are borrowed. Inputs are
  * float32 or float64 (others: a dtype error; complex dtypes are not here
  * yet), (..., m, n) with any batch dims, any strides. Results are fresh
- * tensors, contiguous except where said: LU, X, L, Q, R and eigenvectors have
+ * tensors, contiguous except where said: LU, X, L, Q and R have
  * PyTorch's strides, each matrix column-major (LAPACK's layout, so that no
  * result is transposed back). A singular or non-positive-definite input is no error
  * here: the `info` results say which batch entries failed (LAPACK's info, 0:

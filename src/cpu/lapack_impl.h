@@ -6,7 +6,7 @@
  * n x m transpose. Each kernel either works on that transpose (svd, eigh
  * of a symmetric matrix, solve: A^T's LU serves A X = B as in PyTorch),
  * copies through a transposing buffer (qr's input, lstsq, ldl), or writes a
- * column-major result (lu, cholesky, qr, eigh, solve, lu_solve: the op
+ * column-major result (lu, cholesky, qr, solve, lu_solve: the op
  * layer gives those outputs PyTorch's column-major strides), so that no
  * result is transposed back. Each function handles one matrix of the batch. */
 #define CAT_(a, b) a##_##b
@@ -127,8 +127,8 @@ static int FN(svd)(T *u, T *s, T *vh, const T *a, int64_t m, int64_t n, bool ful
 }
 
 /* Eigenvalues (ascending) of the symmetric a (n x n) from its lower (upper)
- * triangle into w, eigenvectors as the columns of v (column-major; NULL:
- * values only). `work` holds n * n. A non-finite input gives NaNs. */
+ * triangle into w, eigenvectors as the columns of v (NULL: values only).
+ * `work` holds n * n. A non-finite input gives NaNs. */
 static int FN(eigh)(T *w, T *v, const T *a, int64_t n, bool upper, T *work)
 {
     if (!FN(all_finite)(a, n * n)) { /* NaN results, no error (as PyTorch) */
@@ -136,9 +136,10 @@ static int FN(eigh)(T *w, T *v, const T *a, int64_t n, bool upper, T *work)
         for (int64_t i = 0; v && i < n * n; i++) v[i] = NAN;
         return 0;
     }
-    T *z = v ? v : work; /* LAPACK leaves the vectors in place */
-    memcpy(z, a, n * n * sizeof(T));
-    return LP(syevd)(LAPACK_COL_MAJOR, v ? 'V' : 'N', upper ? 'L' : 'U', (int)n, z, (int)n, w);
+    memcpy(work, a, n * n * sizeof(T));
+    int info = LP(syevd)(LAPACK_COL_MAJOR, v ? 'V' : 'N', upper ? 'L' : 'U', (int)n, work, (int)n, w);
+    if (v) FN(transpose)(v, n, work, n, n, n);
+    return info;
 }
 
 /* Least squares min ||a x - b|| for a (m x n), b (m x nrhs): x (n x nrhs);
@@ -287,7 +288,7 @@ static int FN(one_svd)(const em_call *c, int64_t b, T *work)
     return 0;
 }
 
-/* i[3]: upper, i[4]: compute_v; out = {L, Q (column-major), info} */
+/* i[3]: upper, i[4]: compute_v; out = {L, Q, info} */
 static int FN(one_eigh)(const em_call *c, int64_t b, T *work)
 {
     const int64_t n = N_;

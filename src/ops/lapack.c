@@ -430,7 +430,7 @@ em_status em_linalg_eigh(const em_tensor *A, bool upper, bool compute_v, em_tens
     const int64_t n = A->sizes[nb];
     const em_dtype dt = (em_dtype)A->dtype;
     *L = batch_zeros(A, nb, 1, n, 0, dt);
-    *Q = compute_v ? batch_colmajor(A, nb, n, n, dt) : em_zeros(1, (int64_t[]){0}, dt);
+    *Q = compute_v ? batch_zeros(A, nb, 2, n, n, dt) : em_zeros(1, (int64_t[]){0}, dt);
     *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
     em_call c = {.op = EM_OP_linalg_eigh, .nin = 1, .nout = 3, .dtype = dt, .in = {A}, .out = {*L, *Q, *info}};
     c.i[3] = upper;
