@@ -17,6 +17,7 @@ from torch.optim.lr_scheduler import StepLR
 from torch.utils.data import DataLoader, TensorDataset
 
 import _data
+from _example import add_common_args, test, train
 
 
 class Net(nn.Module):
@@ -45,41 +46,6 @@ class Net(nn.Module):
         return output
 
 
-def train(args, model, device, train_loader, optimizer, epoch):
-    model.train()
-    for batch_idx, (data, target) in enumerate(train_loader):
-        data, target = data.to(device), target.to(device)
-        optimizer.zero_grad()
-        output = model(data)
-        loss = F.nll_loss(output, target)
-        loss.backward()
-        optimizer.step()
-        if batch_idx % args.log_interval == 0:
-            print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
-                epoch, batch_idx * len(data), len(train_loader.dataset),
-                100. * batch_idx / len(train_loader), loss.item()))
-            if args.dry_run:
-                break
-
-
-def test(model, device, test_loader):
-    model.eval()
-    test_loss = 0
-    correct = 0
-    with torch.no_grad():
-        for data, target in test_loader:
-            data, target = data.to(device), target.to(device)
-            output = model(data)
-            test_loss += F.nll_loss(output, target, reduction='sum').item()  # sum up batch loss
-            pred = output.argmax(dim=1, keepdim=True)  # get the index of the max log-probability
-            correct += pred.eq(target.view_as(pred)).sum().item()
-    test_loss /= len(test_loader.dataset)
-    accuracy = correct / len(test_loader.dataset)
-    print('\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n'.format(
-        test_loss, correct, len(test_loader.dataset), 100. * accuracy))
-    return test_loss, accuracy
-
-
 def dataset(train, limit, root):
     images, labels = _data.fashion_mnist(train, limit, root)
     x = torch.from_numpy(images).float().div(255).sub(_data.MEAN).div(_data.STD).unsqueeze(1)
@@ -104,13 +70,7 @@ def main():
                         help='disables macOS GPU training')
     parser.add_argument('--dry-run', action='store_true', default=False,
                         help='quickly check a single pass')
-    parser.add_argument('--seed', type=int, default=1, metavar='S',
-                        help='random seed (default: 1)')
-    parser.add_argument('--log-interval', type=int, default=10, metavar='N',
-                        help='how many batches to wait before logging training status')
-    parser.add_argument('--train-size', type=int, default=2000, help='training images used (default: 2000)')
-    parser.add_argument('--test-size', type=int, default=1000, help='test images used (default: 1000)')
-    parser.add_argument('--data-root', default=_data.FASHION_ROOT)
+    add_common_args(parser, train_size=2000)
     parser.add_argument('--init', metavar='PATH', help='start from this state_dict')
     parser.add_argument('--save-init', metavar='PATH', help='save the initial state_dict here')
     parser.add_argument('--save-model', action='store_true', default=False,

@@ -19,6 +19,7 @@ from torch.optim.lr_scheduler import StepLR
 from torch.utils.data import DataLoader, Dataset
 
 import _data
+from _example import add_common_args, test, train
 
 
 class FashionRows(Dataset):
@@ -62,42 +63,6 @@ class Net(nn.Module):
         return output
 
 
-def train(args, model, device, train_loader, optimizer, epoch):
-    model.train()
-    for batch_idx, (data, target) in enumerate(train_loader):
-        data, target = data.to(device), target.to(device)
-        optimizer.zero_grad()
-        output = model(data)
-        loss = F.nll_loss(output, target)
-        loss.backward()
-        optimizer.step()
-        if batch_idx % args.log_interval == 0:
-            print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
-                epoch, batch_idx * len(data), len(train_loader.dataset),
-                100. * batch_idx / len(train_loader), loss.item()))
-            if args.dry_run:
-                break
-
-
-def test(args, model, device, test_loader):
-    model.eval()
-    test_loss = 0
-    correct = 0
-    with torch.no_grad():
-        for data, target in test_loader:
-            data, target = data.to(device), target.to(device)
-            output = model(data)
-            test_loss += F.nll_loss(output, target, reduction='sum').item()  # sum up batch loss
-            pred = output.argmax(dim=1, keepdim=True)  # get the index of the max log-probability
-            correct += pred.eq(target.view_as(pred)).sum().item()
-
-    test_loss /= len(test_loader.dataset)
-    accuracy = correct / len(test_loader.dataset)
-    print('\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n'.format(
-        test_loss, correct, len(test_loader.dataset), 100. * accuracy))
-    return test_loss, accuracy
-
-
 def main():
     parser = argparse.ArgumentParser(description='PyTorch row-by-row RNN example on Fashion-MNIST')
     parser.add_argument('--batch-size', type=int, default=64, metavar='N',
@@ -115,13 +80,7 @@ def main():
                         help='enables CUDA training')
     parser.add_argument('--dry-run', action='store_true', default=False,
                         help='quickly check a single pass')
-    parser.add_argument('--seed', type=int, default=1, metavar='S',
-                        help='random seed (default: 1)')
-    parser.add_argument('--log-interval', type=int, default=10, metavar='N',
-                        help='how many batches to wait before logging training status')
-    parser.add_argument('--train-size', type=int, default=4000, help='training images used (default: 4000)')
-    parser.add_argument('--test-size', type=int, default=1000, help='test images used (default: 1000)')
-    parser.add_argument('--data-root', default=_data.FASHION_ROOT)
+    add_common_args(parser, train_size=4000)
     parser.add_argument('--save-model', action='store_true', default=False,
                         help='for Saving the current Model')
     parser.add_argument('--save-path', default='rnn_rows.pt', help='where --save-model writes')
@@ -145,7 +104,7 @@ def main():
         start = time.perf_counter()
         train(args, model, device, train_loader, optimizer, epoch)
         train_seconds += time.perf_counter() - start
-        loss, accuracy = test(args, model, device, test_loader)
+        loss, accuracy = test(model, device, test_loader)
         scheduler.step()
 
     if args.save_model:

@@ -16,6 +16,7 @@ from torch import nn, optim
 from torch.nn import functional as F
 
 import _data
+from _example import add_common_args
 
 parser = argparse.ArgumentParser(description='VAE Fashion-MNIST Example')
 parser.add_argument('--batch-size', type=int, default=128, metavar='N',
@@ -24,13 +25,7 @@ parser.add_argument('--epochs', type=int, default=2, metavar='N',
                     help='number of epochs to train (default: 2)')
 parser.add_argument('--no-cuda', action='store_true', default=False,
                     help='disables CUDA training')
-parser.add_argument('--seed', type=int, default=1, metavar='S',
-                    help='random seed (default: 1)')
-parser.add_argument('--log-interval', type=int, default=10, metavar='N',
-                    help='how many batches to wait before logging training status')
-parser.add_argument('--train-size', type=int, default=4000, help='training images used (default: 4000)')
-parser.add_argument('--test-size', type=int, default=1000, help='test images used (default: 1000)')
-parser.add_argument('--data-root', default=_data.FASHION_ROOT)
+add_common_args(parser, train_size=4000)
 parser.add_argument('--init', metavar='PATH', help='start from this state_dict')
 parser.add_argument('--save-init', metavar='PATH', help='save the initial state_dict here')
 args = parser.parse_args()

@@ -262,6 +262,10 @@ int em_get_num_interop_threads(void);
  * them; values below 1 count as 1): tools/measure_grains.py measures where
  * splitting pays by lowering the grains. Not for tuning programs. */
 void em_set_grain_divisor(int64_t divisor);
+/* How many times the intra-op pool has waited long for a descheduled worker
+ * (a core taken by another process); after each, parallel jobs run on the
+ * calling thread alone for 0.2 s. For benchmarks and tests. */
+int64_t em_parallel_stalls(void);
 
 #ifdef __cplusplus
 }

@@ -6,11 +6,12 @@
  *
  * Conventions (as core.h): results are NEW references through the pointers
  * given (set to NULL on failure); tensor arguments are borrowed. Inputs are
- * float32 or float64 (others: a dtype error; complex dtypes are not here
- * yet), (..., m, n) with any batch dims, any strides. Results are fresh
- * tensors, contiguous except where said: LU, X, L, Q and R have
- * PyTorch's strides, each matrix column-major (LAPACK's layout, so that no
- * result is transposed back). A singular or non-positive-definite input is no error
+ * float32 or float64 (others: a dtype error; complex inputs are not here
+ * yet, eig's results are complex), (..., m, n) with any batch dims, any
+ * strides. Results are fresh tensors, contiguous except where said: LU, X,
+ * L, Q and R have PyTorch's strides, each matrix column-major (LAPACK's
+ * layout, so that no result is transposed back). A singular or
+ * non-positive-definite input is no error
  * here: the `info` results say which batch entries failed (LAPACK's info, 0:
  * success), for the caller to raise torch.linalg.LinAlgError or not.
  *
@@ -81,12 +82,26 @@ em_status em_geqrf(const em_tensor *A, em_tensor **a, em_tensor **tau);
  * tau (..., k), k <= n <= m. */
 em_tensor *em_linalg_householder_product(const em_tensor *A, const em_tensor *tau);
 
+/* Q other (left) or other Q, Q^T when transpose, Q (..., mq, mq) the product
+ * H_1 ... H_k of the reflectors in the first k columns of input (..., mq, n)
+ * with scales tau (..., k), k <= n, as geqrf leaves them (LAPACK's ormqr);
+ * other (..., mq, p) (left) or (..., p, mq), the same batch dims as input.
+ * Not differentiable (as PyTorch 1.13). */
+em_tensor *em_ormqr(const em_tensor *input, const em_tensor *tau, const em_tensor *other, bool left, bool transpose);
+
 /* A (..., m, n) = U diag(S) Vh, S (..., k) descending, k = min(m, n);
  * full_matrices: U (..., m, m), Vh (..., n, n), else (..., m, k), (..., k, n).
  * Without compute_uv, U and Vh are empty tensors. info (...) int32: > 0
  * when LAPACK did not converge, -1 for a non-finite input. */
 em_status em_linalg_svd(const em_tensor *A, bool full_matrices, bool compute_uv, em_tensor **U, em_tensor **S,
                         em_tensor **Vh, em_tensor **info);
+
+/* Eigenvalues L (..., n) and right eigenvectors V (..., n, n) (columns of
+ * norm 1, the largest component real; an empty tensor without compute_v) of
+ * the general square A (LAPACK's geev), complex64 for float32 A, complex128
+ * for float64. info (...) int32: > 0 when LAPACK did not converge, -1 for a
+ * non-finite input. Not differentiable (the gradient needs complex autograd). */
+em_status em_linalg_eig(const em_tensor *A, bool compute_v, em_tensor **L, em_tensor **V, em_tensor **info);
 
 /* Eigenvalues L (..., n) ascending and eigenvectors Q (..., n, n) (columns;
  * an empty tensor without compute_v) of the symmetric A, read from its lower

@@ -50,6 +50,15 @@ EMP_BIND(_linalg_householder_product, "_linalg_householder_product(Tensor A, Ten
 {
     return emp_wrap(em_linalg_householder_product(a->t[0], a->t[1]));
 }
+EMP_BIND(_ormqr, "_ormqr(Tensor input, Tensor tau, Tensor other, bool left, bool transpose)")
+{
+    return emp_wrap(em_ormqr(a->t[0], a->t[1], a->t[2], a->i[3], a->i[4]));
+}
+EMP_BIND(_linalg_eig, "_linalg_eig(Tensor A, bool compute_v)")
+{
+    em_tensor *r[3];
+    return results(em_linalg_eig(a->t[0], a->i[1], &r[0], &r[1], &r[2]), 3, r);
+}
 EMP_BIND(_linalg_svd, "_linalg_svd(Tensor A, bool full_matrices, bool compute_uv)")
 {
     em_tensor *r[4];
@@ -82,6 +91,7 @@ PyMethodDef emp_lapack_functions[] = {
     EMP_FUNCTION(_linalg_cholesky_ex),  EMP_FUNCTION(_linalg_qr),                EMP_FUNCTION(_geqrf),
     EMP_FUNCTION(_linalg_householder_product), EMP_FUNCTION(_linalg_svd),        EMP_FUNCTION(_linalg_eigh),
     EMP_FUNCTION(_linalg_lstsq),        EMP_FUNCTION(_linalg_ldl_factor_ex), EMP_FUNCTION(_linalg_ldl_solve),
-    EMP_FUNCTION(_linalg_solve_ex),     EMP_FUNCTION(_linalg_lu_solve),
+    EMP_FUNCTION(_ormqr),               EMP_FUNCTION(_linalg_lu_solve),      EMP_FUNCTION(_linalg_eig),
+    EMP_FUNCTION(_linalg_solve_ex),
     {NULL},
 };

@@ -102,6 +102,8 @@ static PyObject *set_grain_divisor(PyObject *m, PyObject *n)
     Py_RETURN_NONE;
 }
 
+static PyObject *parallel_stalls(PyObject *m, PyObject *unused) { return PyLong_FromLongLong(em_parallel_stalls()); }
+
 static PyObject *set_num_interop_threads(PyObject *m, PyObject *n)
 {
     long v = thread_count(n, "set_num_interop_threads");
@@ -206,6 +208,7 @@ static PyMethodDef settings[] = {
     {"initial_seed", initial_seed, METH_NOARGS, NULL},
     {"set_num_threads", set_num_threads, METH_O, "Threads used by CPU kernels and BLAS."},
     {"_set_grain_divisor", set_grain_divisor, METH_O, "Divides every parallel grain (tools/measure_grains.py)."},
+    {"_parallel_stalls", parallel_stalls, METH_NOARGS, "Waits for a descheduled pool worker so far (Note [Stalls])."},
     {"get_num_threads", get_num_threads, METH_NOARGS, NULL},
     {"set_num_interop_threads", set_num_interop_threads, METH_O, "Kept for PyTorch's API: settable once."},
     {"get_num_interop_threads", get_num_interop_threads, METH_NOARGS, NULL},

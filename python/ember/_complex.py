@@ -142,6 +142,10 @@ def vdot(input, other, *, out=None):
 
 
 def polar(abs, angle, *, out=None):
+    for name, position, value in (('abs', 1, abs), ('angle', 2, angle)):
+        if not isinstance(value, _C.TensorBase):
+            raise TypeError(f"polar(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
     return complex(abs * _C.cos(angle), abs * _C.sin(angle), out=out)
 
 

@@ -335,6 +335,25 @@ def block_diag(*tensors):
     return _C.cat(rows, 0)
 
 
+def _cov_check_weights(name, w, n):
+    """PyTorch's checks of cov's fweights (integral) and aweights (floating): 1-d, n of them, none negative."""
+    if w is None:
+        return
+    if w.dim() > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                           f"{w.dim()} dimensions")
+    if name == 'fweights' and (w.is_floating_point() or w.is_complex() or w.dtype == _C.bool):
+        raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {w.dtype} dtype")
+    if name == 'aweights' and not w.is_floating_point():
+        raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
+                           f"{w.dtype} dtype")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
+                           f"but got {w.numel()} != {n}")
+    if n > 0 and builtins.bool((w < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
 @accepts(input='Tensor', correction='int', fweights='Tensor?', aweights='Tensor?')
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the rows (variables) over the columns (observations), optionally weighted."""
@@ -343,10 +362,14 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                            f"{input.dim()} dimensions")
     x = input.reshape(1, -1) if input.dim() < 2 else input
     n = x.shape[1]
+    _cov_check_weights('fweights', fweights, n)
+    _cov_check_weights('aweights', aweights, n)
     w = fweights
     if aweights is not None:
         w = aweights if w is None else w * aweights
     w_sum = w.sum() if w is not None else n
+    if w is not None and not builtins.bool(w_sum != 0):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
     avg = (x * w).sum(1) / w_sum if w is not None else x.mean(1)
     if w is None or correction == 0:
         norm_factor = w_sum - correction if w is None else w_sum

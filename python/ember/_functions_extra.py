@@ -73,8 +73,29 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 def ldexp(input, other, *, out=None):
     """input * 2**other, in floating point."""
     x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
+    if out is not None:
+        _ldexp_check_into(out, input, other)
     result = x * _C.pow(2.0, other.to(x.dtype) if isinstance(other, Tensor) else other)
     return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def _ldexp_check_into(out, input, other):
+    """PyTorch 1.13 writes ldexp's out= and in-place forms through mul's out= form: it refuses inputs
+    that require grad (in grad mode) and a result dtype that cannot be cast to out's."""
+    from ._complex import _scalar_name
+    from ._functions import can_cast
+    if _C.is_grad_enabled() and (input.requires_grad or other.requires_grad):
+        raise RuntimeError("mul(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    dtype = input.dtype if input.is_floating_point() else _C.get_default_dtype()
+    if not can_cast(dtype, out.dtype):
+        raise RuntimeError(f"result type {_scalar_name(dtype)} can't be cast to the desired output type "
+                           f"{_scalar_name(out.dtype)}")
+
+
+def ldexp_(self, other):
+    _ldexp_check_into(self, self, other)
+    return Tensor.copy_(self, ldexp(self, other))
 
 
 def sum_to_size(input, *size):
@@ -221,7 +242,7 @@ METHODS = dict(
     fill_diagonal_=fill_diagonal_, get_device=get_device, type_as=type_as,
     unsafe_chunk=FUNCTIONS['unsafe_chunk'], unsafe_split=FUNCTIONS['unsafe_split'],
     unsafe_split_with_sizes=FUNCTIONS['unsafe_split_with_sizes'],
-    ldexp_=lambda self, other: Tensor.copy_(self, ldexp(self, other)),
+    ldexp_=ldexp_,
     addr_=lambda self, vec1, vec2, *, beta=1, alpha=1: self.copy_(addr(self, vec1, vec2, beta=beta, alpha=alpha)),
     clamp_min_=lambda self, min: self.clamp_(min=min), clamp_max_=lambda self, max: self.clamp_(max=max),
     resize_as_=resize_as_, detach_=detach_, new_empty_strided=new_empty_strided,
@@ -262,5 +283,6 @@ def install(namespace):
     for name, fn in _lapack_top.METHODS.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
+    namespace['norm'], Tensor.norm = _lapack_top.norm, _lapack_top.norm_method  # C's, plus p='nuc'
     for name in ('clamp_min_', 'clamp_max_', 'as_strided_', 'resize_as_', 'detach_', 'ldexp_'):
         namespace.setdefault(name, METHODS[name])

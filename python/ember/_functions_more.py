@@ -330,22 +330,64 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, steps))
 
 
-def frexp(input, *, out=None):
-    """(mantissa, exponent) with input = mantissa * 2**exponent and 0.5 <= |mantissa| < 1 (zeros, infinities
-    and nans: themselves and exponent 0)."""
-    if not input.is_floating_point():
-        raise RuntimeError('torch.frexp() only supports floating-point dtypes')
+def _scale_by_power_of_two(x, k):
+    """x * 2**k, exact, in two steps (2**k alone may overflow where the product does not)."""
+    half = _C.floor(k / 2)
+    return x * _C.pow(2.0, half) * _C.pow(2.0, k - half)
+
+
+def _frexp_values(input):
     x = input.detach().to(_C.float64)
     regular = _C.isfinite(x) & (x != 0)
     safe = _C.where(regular, x, _C.ones_like(x))
     e = _C.floor(_C.log2(_C.abs(safe))) + 1
-    half = _C.floor(-e / 2)
-    m = safe * _C.pow(2.0, half) * _C.pow(2.0, -e - half)  # in two steps: 2**-e alone may overflow
-    high, low = _C.abs(m) >= 1, _C.abs(m) < 0.5
-    m = _C.where(high, m / 2, _C.where(low, m * 2, m))
-    e = e + high.to(e.dtype) - low.to(e.dtype)
-    mantissa = _C.where(regular, m, x).to(input.dtype)
-    exponent = _C.where(regular, e, _C.zeros_like(e)).to(_C.int32)
+    m = _scale_by_power_of_two(safe, -e)
+    e = e + (_C.abs(m) >= 1).to(e.dtype) - (_C.abs(m) < 0.5).to(e.dtype)  # log2's rounding, either way
+    mantissa = _C.where(regular, _scale_by_power_of_two(safe, -e), x).to(input.dtype)
+    return mantissa, _C.where(regular, e, _C.zeros_like(e)).to(_C.int32)
+
+
+_frexp_function = None
+
+
+def _frexp_fn():
+    """The autograd Function of frexp, made on first use (ember.autograd loads after this module).
+    Its backward is PyTorch's, grad / exponent.exp2(): exp2 of the int32 exponent is taken in the
+    default dtype, so a float64 input beyond float32's exponent range gets a 0 or inf gradient, as
+    in torch."""
+    global _frexp_function
+    if _frexp_function is None:
+        from .autograd import Function
+
+        class Frexp(Function):
+            @staticmethod
+            def forward(ctx, input):
+                mantissa, exponent = _frexp_values(input)
+                ctx.mark_non_differentiable(exponent)
+                ctx.save_for_backward(exponent)
+                return mantissa, exponent
+
+            @staticmethod
+            def backward(ctx, grad_mantissa, grad_exponent):
+                exponent, = ctx.saved_tensors
+                return grad_mantissa / exponent.exp2()
+        _frexp_function = Frexp
+    return _frexp_function
+
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2**exponent and 0.5 <= |mantissa| < 1 (zeros, infinities
+    and nans: themselves and exponent 0); the mantissa is differentiable."""
+    if not input.is_floating_point():
+        raise RuntimeError('torch.frexp() only supports floating-point dtypes')
+    if input.requires_grad and _C.is_grad_enabled():
+        mantissa, exponent = _frexp_fn().apply(input)
+    else:
+        mantissa, exponent = _frexp_values(input)
+    if out is not None:
+        out[0].resize_(mantissa.shape).copy_(mantissa)
+        out[1].resize_(exponent.shape).copy_(exponent)
+        return _Frexp(out[0], out[1])
     return _Frexp(mantissa, exponent)
 
 

@@ -1,14 +1,15 @@
-"""torch.linalg's factorizations and what is built on them (real dtypes), with PyTorch 1.13's
+"""torch.linalg's factorizations and what is built on them (real inputs), with PyTorch 1.13's
 names, defaults, results and errors. The LAPACK primitives are ember._C's (_linalg_lu_factor_ex,
-_linalg_solve_triangular, _linalg_cholesky_ex, _linalg_qr, _linalg_svd, _linalg_eigh,
-_linalg_lstsq, _geqrf, _linalg_householder_product: include/ember/lapack.h), each with a
-backward formula where differentiable; det, inv, solve, lu_solve, pinv, matrix_exp, ... are
-written with them here and differentiated through them. ember.linalg exports these."""
+_linalg_lu_solve, _linalg_solve_triangular, _linalg_cholesky_ex, _linalg_qr, _linalg_svd,
+_linalg_eigh, _linalg_eig, _linalg_lstsq, _geqrf, _linalg_householder_product, _ormqr:
+include/ember/lapack.h), each with a backward formula where differentiable; det, inv, solve,
+lu_solve, pinv, matrix_exp, ... are written with them here and differentiated through them or
+with PyTorch's own formulas (ember._lapack_grad). ember.linalg exports these."""
 import builtins
 import collections
 import math
 
-from . import _C
+from . import _C, _lapack_grad
 from ._argcheck import accepts, param_names
 from ._tensor import Tensor
 
@@ -28,6 +29,7 @@ CholeskyExResult = _result_type('linalg_cholesky_ex', 'L info')
 QRResult = _result_type('linalg_qr', 'Q R')
 SVDResult = _result_type('linalg_svd', 'U S Vh')
 EighResult = _result_type('linalg_eigh', 'eigenvalues eigenvectors')
+EigResult = _result_type('linalg_eig', 'eigenvalues eigenvectors')
 LUFactorResult = _result_type('linalg_lu_factor', 'LU pivots')
 LUFactorExResult = _result_type('linalg_lu_factor_ex', 'LU pivots info')
 LUResult = _result_type('linalg_lu', 'P L U')
@@ -104,6 +106,15 @@ def _needs_grad(*ts):
     return _C.is_grad_enabled() and builtins.any(t is not None and t.requires_grad for t in ts)
 
 
+def _linked(X, *ts):
+    """X recorded as a function of ts with a zero gradient: PyTorch's results of empty or trivial
+    inputs (an empty matrix, no reflectors, a zeroth power) keep the graph of their inputs."""
+    for t in ts:
+        if _needs_grad(t):
+            X = X + t.reshape(-1)[:0].sum()  # an empty sum: exactly 0, whatever t holds
+    return X
+
+
 # ---- LU ------------------------------------------------------------------------
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """A = P L U with partial pivoting: (LU, pivots, info); info > 0 where U is singular."""
@@ -169,13 +180,13 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return _out(_mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint)), out)
-    if not _needs_grad(LU, B):  # LAPACK's getrs
+    if not _needs_grad(LU, B):  # LAPACK's getrs, as PyTorch (its rounding); batch dims broadcast
         return _out(_C._linalg_lu_solve(LU, pivots, B, bool(adjoint)), out)
     batch = _broadcast_batch(LU, B)
     if list(B.shape[:-2]) != batch:  # the row gather needs B at the broadcast batch shape
         B = B.expand(*batch, *B.shape[-2:]).contiguous()
     if n == 0:
-        return _out(B.clone(), out)
+        return _out(_linked(B.clone(), LU), out)
     P = _permutation(pivots, n, LU.dtype)
     if adjoint:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
         Y = _C._linalg_solve_triangular(_mT(LU), B, False, True, False)
@@ -188,6 +199,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 def _permute_rows(B, rows):
     """B's rows reordered: row i of the result is row rows[i] of B (a gather, not a product with P)."""
+    if B.numel() == 0:  # (gather of an empty index records no graph)
+        return B
     return B.gather(-2, rows.unsqueeze(-1).expand(*B.shape[:-2], rows.shape[-1], B.shape[-1]))
 
 
@@ -199,18 +212,35 @@ def _lu_sign(pivots, dtype):
 
 
 def _det_lu(A):
-    """The LU and pivots of A^T (det A^T = det A), as PyTorch's det takes them: without gradients
-    from getrf on A's own row-major buffer (solve_ex with no right-hand side: no transposing copy),
-    else through lu_factor_ex, differentiable."""
+    """slogdet's LU and pivots: through lu_factor_ex of A^T (det A^T = det A), differentiable,
+    when A needs a gradient, else _lu_as_torch's."""
     if _needs_grad(A):
         return _C._linalg_lu_factor_ex(_mT(A))[:2]
-    return _C._linalg_solve_ex(A, _C.empty(*A.shape[:-1], 0, dtype=A.dtype))[1:3]
+    return _lu_as_torch(A)[:2]
 
 
 def det(A, *, out=None):
     _check_matrix(A, 'linalg.det')
-    LU, piv = _det_lu(A)
-    return _out(LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A.dtype), out)
+    return _out(_lapack_grad.Det.apply(A, _det) if _needs_grad(A) else _det(A)[0], out)
+
+
+def _det(A):
+    """(det A, the LU it comes from, whether that is the LU of A^T): _lu_as_torch's."""
+    LU, piv, _, transposed = _lu_as_torch(A)
+    return LU.diagonal(0, -2, -1).prod(-1) * _lu_sign(piv, A.dtype), LU, piv, transposed
+
+
+def _lu_as_torch(A):
+    """(LU, pivots, info, transposed): the LU PyTorch's det, solve and inv compute, that of A^T
+    when A is contiguous (the buffer LAPACK reads as is: getrf on it, solve_ex with no right-hand
+    side, no transposing copy), so that their rounding (exact zeros of singular inputs included)
+    is torch's. Without history."""
+    transposed = A.is_contiguous()
+    if transposed:
+        _, LU, piv, info = _C._linalg_solve_ex(A.detach(), _C.empty(*A.shape[:-1], 0, dtype=A.dtype))
+    else:
+        LU, piv, info = _C._linalg_lu_factor_ex(A.detach())
+    return LU, piv, info, transposed
 
 
 def slogdet(A, *, out=None):
@@ -248,11 +278,16 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
-    A_ = A if left else _mT(A)
-    Bm = Bm if left or vector else _mT(Bm)
-    X, _, _, info = _C._linalg_solve_ex(A_, Bm)  # getrf + getrs, differentiable in A and B
-    info = _batch_of(info, A, 0)  # computed over the broadcast batch
-    X = X.squeeze(-1) if vector else X if left else _mT(X)
+    if left and A.is_contiguous():  # one getrf + getrs op on A^T's LU (PyTorch's), its own backward
+        X, _, _, info = _C._linalg_solve_ex(A, Bm)
+        info = _batch_of(info, A, 0)  # computed over the broadcast batch
+    else:
+        grad = _needs_grad(A, B)
+        LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
+        X = lu_solve(LU, piv, Bm.detach() if grad else Bm, left=left, adjoint=transposed)
+        if grad:  # differentiated as PyTorch (its formula, its rounding)
+            X = _lapack_grad.Solve.apply(A, Bm, X, LU, piv, left, transposed)
+    X = X.squeeze(-1) if vector else X
     if check_errors:
         _check_info(info, 'torch.linalg.solve_ex', lambda i: "The solver failed because the input matrix is singular.")
     return _out(SolveExResult(X, info), out)
@@ -279,7 +314,14 @@ def solve(A, B, *, left=True, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     _check_matrix(A, 'linalg.inv')
-    X, _, _, info = _C._linalg_solve_ex(A, _eye_like(A))  # as PyTorch: solve(A, I)
+    if A.is_contiguous():  # as PyTorch: solve(A, I) on A^T's LU, one op with its own backward
+        X, _, _, info = _C._linalg_solve_ex(A, _eye_like(A))
+    else:
+        grad = _needs_grad(A)
+        LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
+        X = lu_solve(LU, piv, _eye_like(A), adjoint=transposed)
+        if grad:
+            X = _lapack_grad.Inverse.apply(A, X)
     if check_errors:
         _check_info(info, 'linalg.inv_ex', _inv_message)
     return _out(InvExResult(X, info), out)
@@ -378,21 +420,22 @@ def householder_product(A, tau, *, out=None):
     _check_matrix(A, op, square=False, what='input')
     if _needs_grad(A, tau):
         Q = _C._linalg_householder_product(A.detach(), tau.detach())  # the checks
-        Q = _householder_matmuls(A, tau, A.shape[-1])
+        Q = _linked(_householder_matmuls(A, tau, A.shape[-1]), A, tau)
     else:
         Q = _C._linalg_householder_product(A, tau)
     return _out(Q, out)
 
 
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
-    """Q other (other Q when not left; Q^T when transpose) with Q the full m x m product of the
-    reflectors of geqrf's result."""
-    m = input.shape[-2]
-    if input.shape[-1] > m:
-        raise RuntimeError("torch.ormqr: input.shape[-1] must be less than or equal to input.shape[-2]")
-    pad = _C.zeros(*input.shape[:-1], m - input.shape[-1], dtype=input.dtype)
-    full = _C.cat([input, pad], -1)
-    Q = _householder_matmuls(full, tau, m) if _needs_grad(input, tau) else _C._linalg_householder_product(full, tau)
+    """Q other (other Q when not left; Q^T when transpose) with Q the full product of the
+    reflectors of geqrf's result: LAPACK's ormqr, as PyTorch. Differentiable here (PyTorch 1.13's
+    is not) through Q's matrix products."""
+    if not _needs_grad(input, tau, other):
+        return _out(_C._ormqr(input, tau, other, bool(left), bool(transpose)), out)
+    _C._ormqr(input.detach(), tau.detach(), other.detach(), bool(left), bool(transpose))  # the checks
+    m, k = input.shape[-2], tau.shape[-1]
+    full = _C.cat([input[..., :k], _C.zeros(*input.shape[:-1], m - k, dtype=input.dtype)], -1)
+    Q = _linked(_householder_matmuls(full, tau, m), input, tau)
     if transpose:
         Q = _mT(Q)
     return _out(_C.matmul(Q, other) if left else _C.matmul(other, Q), out)
@@ -410,6 +453,9 @@ def _svd(A, full_matrices, compute_uv, op='linalg.svd'):
     _check_matrix(A, op, square=False)
     U, S, Vh, info = _C._linalg_svd(A, bool(full_matrices), bool(compute_uv))
     _check_info(info, 'linalg.svd', _svd_message)
+    m, n = A.shape[-2], A.shape[-1]
+    if compute_uv and full_matrices and builtins.min(m, n) == 0 and builtins.max(m, n) > 0:
+        U, Vh = U + _C.eye(m, dtype=A.dtype), Vh + _C.eye(n, dtype=A.dtype)  # zeros so far: PyTorch's identities
     return U, S, Vh
 
 
@@ -457,14 +503,28 @@ def eigvalsh(A, UPLO='L', *, out=None):
     return _out(_eigh(A, UPLO, _needs_grad(A), 'linalg.eigvalsh')[0], out)
 
 
+def _eig(A, compute_v, op):
+    """(eigenvalues, eigenvectors) of the general square A from LAPACK's geev, as PyTorch calls it:
+    complex64 (complex128) for float32 (float64) A; no gradient yet (it needs complex autograd)."""
+    _check_matrix(A, op)
+    if _needs_grad(A):
+        raise NotImplementedError(f"{op}: the gradient of the general eigendecomposition is not implemented in "
+                                  "Ember yet (it needs complex autograd); call it on A.detach(), or use "
+                                  "linalg.eigh for symmetric A")
+    L, V, info = _C._linalg_eig(A, bool(compute_v))
+    if info.numel() and bool((info < 0).any()):
+        raise RuntimeError(f"torch.{op}: input tensor should not contain infs or NaNs.")
+    _check_info(info, f"torch.{op}", lambda i: f"The algorithm failed to converge because the input matrix is "
+                f"ill-conditioned or has too many repeated eigenvalues (error code: {i}).")
+    return L, V
+
+
 def eig(A, *, out=None):
-    raise NotImplementedError("linalg.eig returns complex eigenvalues and eigenvectors: it needs Ember's complex "
-                              "dtypes, which are not wired to LAPACK yet (for symmetric inputs use linalg.eigh)")
+    return _out(EigResult(*_eig(A, True, 'linalg.eig')), out)
 
 
 def eigvals(A, *, out=None):
-    raise NotImplementedError("linalg.eigvals returns complex eigenvalues: it needs Ember's complex dtypes, which "
-                              "are not wired to LAPACK yet (for symmetric inputs use linalg.eigvalsh)")
+    return _out(_eig(A, False, 'linalg.eigvals')[0], out)
 
 
 # ---- least squares, pseudo-inverse, rank ----------------------------------------------------
@@ -473,7 +533,7 @@ _DRIVERS = {'gels': 0, 'gelsy': 1, 'gelsd': 2, 'gelss': 3}
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """min ||A X - B||: (solution, residuals, rank, singular_values), as LAPACK's driver gives them
-    (gelsy by default). Differentiable through pinv(A) @ B."""
+    (gelsy by default). Differentiated as pinv(A) @ B, as PyTorch."""
     op = 'torch.linalg.lstsq'
     _check_matrix(A, op, square=False, what='input')
     if A.dtype != B.dtype:
@@ -494,7 +554,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         rcond = _eps(A.dtype) * builtins.max(m, n)
     X, res, rank, sv = _C._linalg_lstsq(A, Bm, float(rcond), _DRIVERS[driver])
     if _needs_grad(A, B):
-        X = _C.matmul(pinv(A), Bm)
+        X = _lapack_grad.LstsqSolution.apply(A, Bm, X, pinv)
     full = driver == 'gels' or bool((rank == builtins.min(m, n)).all())
     residuals = res if m > n and driver != 'gelsy' and full else _C.empty(0, dtype=A.dtype)
     if vector:
@@ -521,30 +581,40 @@ def _tolerances(S_max, atol, rtol, dtype, m, n):
     if rtol is None:
         rtol = 0.0 if atol is not None and not (isinstance(atol, (int, float)) and atol == 0) else \
             _eps(dtype) * builtins.max(m, n)
+    if isinstance(rtol, Tensor):  # one tolerance per matrix of the batch
+        rtol = rtol.unsqueeze(-1)
     tol = S_max * rtol
     if atol is not None:
-        tol = _C.maximum(tol, atol if isinstance(atol, Tensor) else _C.full_like(tol, float(atol)))
+        tol = _C.maximum(tol, atol.unsqueeze(-1) if isinstance(atol, Tensor) else _C.full_like(tol, float(atol)))
     return tol
 
 
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse from the SVD (eigh when hermitian), singular values below
-    max(atol, rtol * largest) taken as zero. rcond is the older name of rtol."""
+    max(atol, rtol * largest) taken as zero. rcond is the older name of rtol. Differentiated as
+    the pseudo-inverse (ember._lapack_grad), not through the SVD, as PyTorch."""
     _check_matrix(A, 'linalg.pinv', square=False)
     if rcond is not None:
         rtol = rcond
+
+    def value(A):
+        return _pinv(A, hermitian, atol, rtol)
+    return _out(_lapack_grad.Pinv.apply(A, value) if _needs_grad(A) else value(A), out)
+
+
+def _pinv(A, hermitian, atol, rtol):
     m, n = A.shape[-2], A.shape[-1]
-    if hermitian and not _needs_grad(A):  # (the SVD's gradient is PyTorch's, dense in A)
+    if A.numel() == 0:
+        return _C.zeros(*A.shape[:-2], n, m, dtype=A.dtype)
+    if hermitian:  # from A's lower triangle, as PyTorch
         L, Q = eigh(A)
         tol = _tolerances(L.abs().amax(-1, keepdim=True), atol, rtol, A.dtype, m, n)
         Linv = _C.where(L.abs() > tol, 1 / L, _C.zeros_like(L))
-        return _out(_C.matmul(Q * Linv.unsqueeze(-2), _mT(Q)), out)
-    if A.numel() == 0:
-        return _out(_C.zeros(*A.shape[:-2], n, m, dtype=A.dtype), out)
+        return _C.matmul(Q * Linv.unsqueeze(-2), _mT(Q))
     U, S, Vh = _svd(A, False, True, 'linalg.pinv')
     tol = _tolerances(S[..., :1], atol, rtol, A.dtype, m, n)
     Sinv = _C.where(S > tol, 1 / S, _C.zeros_like(S))
-    return _out(_C.matmul(_mT(Vh) * Sinv.unsqueeze(-2), _mT(U)), out)
+    return _C.matmul(_mT(Vh) * Sinv.unsqueeze(-2), _mT(U))
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
@@ -554,7 +624,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     m, n = A.shape[-2], A.shape[-1]
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
     if S.shape[-1] == 0:
-        return _out(_C.zeros(*A.shape[:-2], dtype=_C.int64), out)
+        return _out(_C.zeros(tuple(A.shape[:-2]), dtype=_C.int64), out)
     tol = _tolerances(S.amax(-1, keepdim=True), atol, rtol, A.dtype, m, n)
     return _out((S > tol).sum(-1), out)
 
@@ -629,13 +699,13 @@ def tensorsolve(A, B, dims=None, *, out=None):
 
 def vander(x, *, N=None):
     """Columns x^0, x^1, ..., x^(N-1) (increasing powers) of the last dim of x."""
-    if x.dim() < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    if x.dim() == 0:  # a scalar is a vector of one (PyTorch's shape (1, N))
+        if N is None:
+            raise RuntimeError("N must be greater than 1.")
+        x = x.reshape(1)
     N = x.shape[-1] if N is None else N
     if N <= 1:
-        if N < 1:
-            raise RuntimeError("N must be greater than 1.")
-        return _C.ones_like(x).unsqueeze(-1)
+        raise RuntimeError("N must be greater than 1.")
     powers = _C.cat([_C.ones_like(x).unsqueeze(-1), x.unsqueeze(-1).expand(*x.shape, N - 1)], -1)
     return powers.cumprod(-1)
 
@@ -668,11 +738,6 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     return _out(_C._linalg_ldl_solve(LD, pivots, B), out)
 
 
-for _f in (eig, eigvals):
-    _f.__ember_not_implemented__ = True  # counted as missing by tools/api_coverage.py
-del _f
-
-
 # PyTorch's argument types, checked as its parser does (a TypeError naming the argument).
 _ARGS = {
     'lu_factor_ex': dict(A='Tensor', pivot='bool', check_errors='bool'),
@@ -689,7 +754,7 @@ _ARGS = {
     'householder_product': dict(A='Tensor', tau='Tensor'),
     'ormqr': dict(input='Tensor', tau='Tensor', other='Tensor', left='bool', transpose='bool'),
     'svd': dict(A='Tensor', full_matrices='bool'), 'svdvals': dict(A='Tensor'), 'eigh': dict(A='Tensor'),
-    'eigvalsh': dict(A='Tensor'), 'lstsq': dict(A='Tensor', B='Tensor', rcond='float?'),
+    'eigvalsh': dict(A='Tensor'), 'eig': dict(A='Tensor'), 'eigvals': dict(A='Tensor'), 'lstsq': dict(A='Tensor', B='Tensor', rcond='float?'),
     'pinv': dict(A='Tensor', hermitian='bool'), 'matrix_rank': dict(A='Tensor', hermitian='bool'),
     'cond': dict(A='Tensor'), 'tensorinv': dict(A='Tensor', ind='int'), 'tensorsolve': dict(A='Tensor', B='Tensor'),
     'vander': dict(x='Tensor'), 'ldl_factor_ex': dict(A='Tensor', hermitian='bool', check_errors='bool'),
@@ -708,5 +773,5 @@ def _check_args(namespace, table):
 
 
 _TUPLE_RESULTS = {'slogdet', 'inv_ex', 'solve_ex', 'cholesky_ex', 'qr', 'svd', 'eigh', 'lu_factor', 'lu_factor_ex',
-                  'lu', 'geqrf', 'symeig', 'lu_unpack', 'triangular_solve', 'ldl_factor', 'ldl_factor_ex'}
+                  'lu', 'geqrf', 'symeig', 'eig', 'lu_unpack', 'triangular_solve', 'ldl_factor', 'ldl_factor_ex'}
 _check_args(globals(), _ARGS)

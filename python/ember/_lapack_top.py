@@ -1,7 +1,7 @@
 """The top-level and Tensor-method forms of the factorizations, as torch 1.13 has them: det,
 logdet, slogdet, inverse, cholesky, cholesky_solve, cholesky_inverse, qr (some=), svd (some=,
 compute_uv=, returning V), symeig, lu (get_infos=), lu_solve, lu_unpack, triangular_solve,
-matrix_exp, pinverse, geqrf, orgqr, ormqr, nuclear_norm, svd_lowrank, pca_lowrank; and eig, solve, lstsq, matrix_rank,
+matrix_exp, pinverse, geqrf, orgqr, ormqr, nuclear_norm, norm (for p='nuc'), svd_lowrank, pca_lowrank; and eig, solve, lstsq, matrix_rank,
 which 1.13 removed (they raise its RuntimeError). Installed by ember._functions_extra.install."""
 import warnings
 
@@ -118,6 +118,23 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     return L._out(L.singular_value_norm(input, 'nuc', dim, keepdim), out)
 
 
+def norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the nuclear norm (p='nuc') here, every other p in C (ember._C.norm)."""
+    if not (isinstance(p, str) and p == 'nuc'):
+        return _C.norm(input, p, dim, keepdim, out=out, dtype=dtype)
+    if dtype is not None:
+        raise ValueError("dtype argument is not supported in nuclear norm")
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dim) != 2:
+            raise RuntimeError("nuclear norm requires a 'dim' argument of size 2")
+    return nuclear_norm(input, dim, keepdim, out=out)
+
+
+def norm_method(self, p='fro', dim=None, keepdim=False, dtype=None, *, out=None):
+    return norm(self, p, dim, keepdim, out, dtype)
+
+
 def orgqr(input, tau):
     return L.householder_product(input, tau)
 
@@ -143,8 +160,8 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     q is at least A's numerical rank. V is returned, not Vh (as torch.svd)."""
     q = 6 if q is None else q
     m, n = A.shape[-2], A.shape[-1]
-    if M is not None:
-        M = M.expand(A.shape)
+    if M is not None and tuple(M.shape) != tuple(A.shape):
+        M = M.expand(A.shape).contiguous()  # (transposed below: not a view of an expanded tensor)
     if m < n or n > q:  # project from the right: the small matrix is (m x q)
         Q = _range_basis(_mT(A), q, niter, None if M is None else _mT(M))
         B = _C.matmul(A, Q) if M is None else _C.matmul(A, Q) - _C.matmul(M, Q)
@@ -164,9 +181,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
         raise ValueError(f'q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}')
     if niter < 0:
         raise ValueError(f'niter(={niter}) must be non-negative integer')
-    if not center:
-        return svd_lowrank(A, q, niter)
-    return svd_lowrank(A, q, niter, A.mean(-2, keepdim=True))
+    return svd_lowrank(A - A.mean(-2, keepdim=True) if center else A, q, niter)
 
 
 _ARGS = {

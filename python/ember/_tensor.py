@@ -62,6 +62,9 @@ class Tensor(_C.TensorBase):
     __rdiv__ = __rtruediv__
 
     def __rpow__(self, other):
+        if not isinstance(self, Tensor):  # called unbound, Tensor.__rpow__(2, t): PyTorch's fails so too
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'device' (Tensor.__rpow__ "
+                                 f"needs a Tensor self)")
         return _C.pow(other, self)
 
     def __rmatmul__(self, other):

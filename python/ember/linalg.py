@@ -1,7 +1,7 @@
 """ember.linalg: torch.linalg. Norms, products, cross and matrix_power are here; the
 LAPACK-backed factorizations and what is built on them (det, inv, solve, qr, svd, eigh,
-cholesky, lu, lstsq, pinv, matrix_exp, ...) are in ember._lapack. eig and eigvals (complex
-results) raise NotImplementedError."""
+cholesky, lu, lstsq, pinv, matrix_exp, eig, ...) are in ember._lapack. eig and eigvals (complex
+results) have no gradient yet."""
 import builtins
 
 from . import _C
@@ -119,5 +119,5 @@ def matrix_power(A, n, *, out=None):
         if n:
             base = _C.matmul(base, base)
     if result is None:
-        result = _C.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).contiguous()
+        result = _lapack._linked(_C.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).contiguous(), A)
     return result if out is None else out.resize_(result.shape).copy_(result)

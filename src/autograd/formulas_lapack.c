@@ -53,41 +53,69 @@ EM_BACKWARD(linalg_cholesky_ex, EM_SAVE_OUT(0))
     DONE();
 }
 
-/* ---- LU: A = P L U (square A) ---------------------------------------------
- * With gL, gU the strictly lower and upper parts of G:
- * gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T. The packed LU serves
- * as L^T (unit upper) and U^T (lower) in the solves. */
+/* ---- LU: A = P L U, L m x k unit lower, U k x n upper, k = min(m, n) --------
+ * With gL, gU the strictly lower and upper parts of G (the packed gradient):
+ * square: gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T;
+ * tall (L = [L1; L2], L1 k x k): gA = P [L1^-T M; gL2] U^-T with
+ *   M = tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2);
+ * wide (U = [U1 | U2], U1 k x k): gA = P L^-T [M U1^-T | gU2] with
+ *   M = tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T).
+ * The packed LU's square block serves as L1^T (unit upper) and U1^T (lower)
+ * in the solves. */
+static em_tensor *lu_tall(em_tensor *LU, em_tensor *g, int64_t m, int64_t k)
+{
+    em_arena a = {0};
+    em_tensor *LU1 = X(em_narrow(LU, -2, 0, k)), *L2 = X(em_narrow(LU, -2, k, m - k));
+    em_tensor *g1 = X(em_narrow(g, -2, 0, k)), *gL2 = X(em_narrow(g, -2, k, m - k));
+    em_tensor *L1 = X(em_add(X(em_tril(LU1, -1)), X(em_eye(k, k, (em_dtype)LU->dtype)), 1));
+    em_tensor *upper = X(em_sub(MM(X(em_triu(g1, 0)), T_(X(em_triu(LU1, 0)))), MM(T_(L2), gL2), 1));
+    em_tensor *M = X(em_add(X(em_tril(MM(T_(L1), X(em_tril(g1, -1))), -1)), X(em_triu(upper, 0)), 1));
+    em_tensor *top = TRSV(T_(LU1), M, true, true, true);
+    em_tensor *R = X(em_cat(2, (const em_tensor *[]){top, gL2}, -2));
+    em_tensor *r = em_arena_result(&a, TRSV(T_(LU1), R, false, false, false));
+    em_arena_end(&a);
+    return r;
+}
+
+static em_tensor *lu_wide(em_tensor *LU, em_tensor *g, int64_t k, int64_t n)
+{
+    em_arena a = {0};
+    em_tensor *LU1 = X(em_narrow(LU, -1, 0, k)), *U2 = X(em_narrow(LU, -1, k, n - k));
+    em_tensor *g1 = X(em_narrow(g, -1, 0, k)), *gU2 = X(em_narrow(g, -1, k, n - k));
+    em_tensor *L = X(em_add(X(em_tril(LU1, -1)), X(em_eye(k, k, (em_dtype)LU->dtype)), 1));
+    em_tensor *lower = X(em_sub(MM(T_(L), X(em_tril(g1, -1))), MM(gU2, T_(U2)), 1));
+    em_tensor *M = X(em_add(X(em_tril(lower, -1)), X(em_triu(MM(X(em_triu(g1, 0)), T_(X(em_triu(LU1, 0)))), 0)), 1));
+    em_tensor *R = X(em_cat(2, (const em_tensor *[]){TRSV(T_(LU1), M, false, false, false), gU2}, -1));
+    em_tensor *r = em_arena_result(&a, TRSV(T_(LU1), R, true, true, true));
+    em_arena_end(&a);
+    return r;
+}
+
 EM_BACKWARD(linalg_lu_factor_ex, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
 {
     em_arena a = {0};
     const em_geometry *in = &n->in_geom[0];
-    if (in->sizes[in->ndim - 2] != in->sizes[in->ndim - 1])
-        return em_fail(EM_ERR_NOT_IMPLEMENTED, "linalg.lu_factor: the gradient of the LU decomposition of "
-                       "non-square matrices is not implemented in Ember yet");
-    const int64_t m = in->sizes[in->ndim - 1];
+    const int64_t m = in->sizes[in->ndim - 2], nc = in->sizes[in->ndim - 1];
     em_tensor *LU = OUTPUT(0);
     const em_tensor *piv = em_node_output(n, 1);
     if (!piv || a.failed) DONE();
-    em_tensor *L = X(em_add(X(em_tril(LU, -1)), X(em_eye(m, m, (em_dtype)LU->dtype)), 1));
-    em_tensor *U = X(em_triu(LU, 0));
-    em_tensor *lower = X(em_tril(MM(T_(L), X(em_tril(G, -1))), -1));
-    em_tensor *M = X(em_add(lower, X(em_triu(MM(X(em_triu(G, 0)), T_(U)), 0)), 1));
-    em_tensor *R = TRSV(T_(LU), TRSV(T_(LU), M, true, true, true), false, false, false);
+    em_tensor *R = X(m >= nc ? lu_tall(LU, G, m, nc) : lu_wide(LU, G, m, nc));
     em_tensor *P = X(em_lu_pivots_to_permutation(piv, m, (em_dtype)LU->dtype));
     GRAD(0, MM(P, R));
     DONE();
 }
 
 /* ---- QR: A = Q R -----------------------------------------------------------
- * m >= n: gA = (gQ + Q copyltu(M)) R^-T with M = R gR^T - gQ^T Q and
- * copyltu(M) the symmetric matrix of M's lower triangle. m < n: A = [X | Y],
- * R = [U | V]; X's gradient is the square case's with gQ + Y gV^T, Y's is Q gV. */
+ * m >= n: gA = (gQ + Q sym(N)) R^-T with N = gR R^T - Q^T gQ and sym(N) the
+ * symmetric matrix of N's upper triangle (PyTorch's order of operations, for
+ * its rounding). m < n: A = [X | Y], R = [U | V]; X's gradient is the square
+ * case's with gQ + Y gV^T, Y's is Q gV. */
 static em_tensor *qr_tall(const em_tensor *Q, const em_tensor *R, em_tensor *gQ, em_tensor *gR)
 {
     em_arena a = {0};
-    em_tensor *M = X(em_sub(MM(R, T_(gR)), MM(T_(gQ), Q), 1));
-    em_tensor *sym = X(em_add(X(em_tril(M, 0)), T_(X(em_tril(M, -1))), 1));
-    em_tensor *b = X(em_add(gQ, MM(Q, sym), 1));
+    em_tensor *N = X(em_sub(MM(gR, T_(R)), MM(T_(Q), gQ), 1));
+    em_tensor *sym = X(em_add(X(em_triu(N, 0)), T_(X(em_triu(N, 1))), 1));
+    em_tensor *b = X(em_add(MM(Q, sym), gQ, 1));
     em_tensor *r = em_arena_result(&a, TRSV(T_(R), b, false, false, false));
     em_arena_end(&a);
     return r;
@@ -157,7 +185,10 @@ static em_tensor *svd_inner(em_tensor *S, em_tensor *gS, em_tensor *UgU, em_tens
     return r;
 }
 
-EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
+/* A missing gradient of output k (EM_KEEP_MISSING_GRADS): zeros like it. */
+#define GO_OR_ZEROS(k, like) (go[k] ? go[k] : X(em_zeros_like((like), (em_dtype)(like)->dtype)))
+
+EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2) | EM_KEEP_MISSING_GRADS)
 {
     em_arena a = {0};
     if (!n->call.i[4])
@@ -166,7 +197,14 @@ EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
     const em_geometry *in = &n->in_geom[0];
     const int64_t m = in->sizes[in->ndim - 2], nc = in->sizes[in->ndim - 1], k = m < nc ? m : nc;
     em_tensor *U = X(em_narrow(OUTPUT(0), -1, 0, k)), *S = OUTPUT(1), *V = T_(X(em_narrow(OUTPUT(2), -2, 0, k)));
-    em_tensor *gU = X(em_narrow(go[0], -1, 0, k)), *gS = go[1], *gV = T_(X(em_narrow(go[2], -2, 0, k)));
+    if (a.failed) DONE();
+    em_tensor *gS = GO_OR_ZEROS(1, S);
+    if (!go[0] && !go[2]) { /* the values alone: U diag(gS) V^T, also at repeated values (as PyTorch) */
+        GRAD(0, MM(X(em_mul(U, X(em_unsqueeze(gS, -2)))), T_(V)));
+        DONE();
+    }
+    em_tensor *gU = X(em_narrow(GO_OR_ZEROS(0, OUTPUT(0)), -1, 0, k));
+    em_tensor *gV = T_(X(em_narrow(GO_OR_ZEROS(2, OUTPUT(2)), -2, 0, k)));
     if (a.failed) DONE();
     em_tensor *UgU = MM(T_(U), gU), *VgV = MM(T_(V), gV), *Srow = X(em_unsqueeze(S, -2));
     em_tensor *gA = MM(MM(U, X(svd_inner(S, gS, UgU, VgV))), T_(V));
@@ -180,7 +218,7 @@ EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
  * gA = Q (diag(gL) + (Q^T gQ) / E) Q^T with E_ij = L_j - L_i (off the
  * diagonal; the diagonal of the quotient is dropped), symmetrized as
  * PyTorch's (A is symmetric). */
-EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
+EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_KEEP_MISSING_GRADS)
 {
     em_arena a = {0};
     if (!n->call.i[4])
@@ -188,12 +226,17 @@ EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
                        "compute_v=True (linalg.eigh rather than linalg.eigvalsh)");
     em_tensor *L = OUTPUT(0), *Q = OUTPUT(1);
     if (a.failed) DONE();
+    em_tensor *gL = GO_OR_ZEROS(0, L);
+    if (!go[1]) { /* the values alone: Q diag(gL) Q^T, also at repeated values (as PyTorch) */
+        GRAD(0, MM(X(em_mul(Q, X(em_unsqueeze(gL, -2)))), T_(Q)));
+        DONE();
+    }
     const int64_t k = L->sizes[L->ndim - 1];
     em_tensor *eye = X(em_eye(k, k, (em_dtype)L->dtype));
     em_tensor *E = X(em_add(X(em_sub(X(em_unsqueeze(L, -2)), X(em_unsqueeze(L, -1)), 1)), eye, 1));
     em_tensor *W = X(em_div(MM(T_(Q), go[1]), E));
     W = X(em_sub(W, X(em_mul(W, eye)), 1));
-    W = X(em_add(W, X(em_diag_embed(go[0], 0, -2, -1)), 1));
+    W = X(em_add(W, X(em_diag_embed(gL, 0, -2, -1)), 1));
     em_tensor *gA = MM(MM(Q, W), T_(Q));
     GRAD(0, X(em_mul(X(em_add(gA, T_(gA), 1)), SCALAR(0.5))));
     DONE();

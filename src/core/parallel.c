@@ -19,6 +19,8 @@
 
 #define MAX_WORKERS 255
 #define SPIN_NS 50000 /* a worker's spin after a job before it sleeps */
+#define STALL_NS 100000 /* a wait for workers at least this long (and > 2 chunks) is a stall */
+#define SERIAL_NS 200000000 /* after a stall, jobs run on the caller alone this long */
 #define CLOSED UINT32_MAX /* the ticket's chunk while a job is being posted */
 
 static struct {
@@ -34,6 +36,8 @@ static struct {
     _Atomic(em_chunk_fn) fn;
     _Atomic(void *) ctx;
     _Atomic uint32_t nchunks;
+    _Atomic uint64_t serial_until; /* Note [Stalls]: now_ns() before which jobs run serially */
+    _Atomic int64_t stalls;        /* stalls seen since the process started */
 } pool = {.grow = PTHREAD_MUTEX_INITIALIZER, .busy = ATOMIC_FLAG_INIT};
 
 static _Thread_local bool in_job;
@@ -65,15 +69,20 @@ static uint64_t now_ns(void)
  * fields are read after a load of the ticket that shows an open chunk and
  * trusted only if the claim (a compare-exchange on that same ticket value)
  * succeeds: a newer job would have changed the ticket first. */
-static void work(void)
+static int64_t work(void)
 {
-    for (;;) {
-        uint64_t t = atomic_load(&pool.ticket);
-        uint32_t n = atomic_load_explicit(&pool.nchunks, memory_order_relaxed);
-        em_chunk_fn fn = atomic_load_explicit(&pool.fn, memory_order_relaxed);
-        void *ctx = atomic_load_explicit(&pool.ctx, memory_order_relaxed);
-        if ((uint32_t)t >= n) return;
-        if (!atomic_compare_exchange_strong(&pool.ticket, &t, t + 1)) continue;
+    for (int64_t ran = 0;; ran++) {
+        uint64_t t;
+        uint32_t n;
+        em_chunk_fn fn;
+        void *ctx;
+        do {
+            t = atomic_load(&pool.ticket);
+            n = atomic_load_explicit(&pool.nchunks, memory_order_relaxed);
+            fn = atomic_load_explicit(&pool.fn, memory_order_relaxed);
+            ctx = atomic_load_explicit(&pool.ctx, memory_order_relaxed);
+            if ((uint32_t)t >= n) return ran;
+        } while (!atomic_compare_exchange_strong(&pool.ticket, &t, t + 1));
         fn(ctx, (int64_t)(uint32_t)t);
         if (atomic_fetch_add(&pool.done, 1) + 1 == n && atomic_load(&pool.caller_waits)) futex_wake(&pool.done);
     }
@@ -124,6 +133,7 @@ static void grow(int want)
 /* A forked child has none of the parent's workers: start afresh. */
 static void after_fork_child(void)
 {
+    atomic_store(&pool.serial_until, 0);
     pthread_mutex_init(&pool.grow, NULL);
     atomic_store(&pool.nworkers, 0);
     atomic_store(&pool.sleepers, 0);
@@ -133,10 +143,38 @@ static void after_fork_child(void)
 
 static void once_init(void) { pthread_atfork(NULL, NULL, after_fork_child); }
 
+/* Note [Stalls]
+ * A worker that has claimed a chunk and then lost its core (another process,
+ * a DataLoader worker) holds the caller for a scheduler time slice,
+ * milliseconds, on every op that happens to hit it. So the caller times its
+ * own chunks and its wait for the others: a wait over STALL_NS and over two
+ * of its own chunks is a stall, and for SERIAL_NS after one every job runs
+ * on the caller alone, then the pool tries its workers again. The chunks are
+ * the same either way (em_parallel_chunks does not look at stalls), so
+ * results stay bit for bit the same; on a quiet machine no wait gets near
+ * STALL_NS and nothing changes. */
+static bool serial_now(void)
+{
+    uint64_t until = atomic_load_explicit(&pool.serial_until, memory_order_relaxed);
+    return until && now_ns() < until;
+}
+
+static void note_wait(uint64_t begin, uint64_t worked, uint64_t waited, int64_t ran)
+{
+    const uint64_t wait = waited - worked, per_chunk = (worked - begin) / (uint64_t)(ran > 0 ? ran : 1);
+    if (ran > 0 && wait > STALL_NS && wait > 2 * per_chunk) {
+        atomic_store_explicit(&pool.serial_until, waited + SERIAL_NS, memory_order_relaxed);
+        atomic_fetch_add_explicit(&pool.stalls, 1, memory_order_relaxed);
+    }
+}
+
+int64_t em_parallel_stalls(void) { return atomic_load(&pool.stalls); }
+
 void em_parallel_run(int64_t nchunks, em_chunk_fn fn, void *ctx)
 {
     const int threads = em_get_num_threads();
-    if (nchunks < 2 || threads < 2 || in_job || nchunks >= CLOSED || atomic_flag_test_and_set(&pool.busy)) {
+    if (nchunks < 2 || threads < 2 || in_job || nchunks >= CLOSED || serial_now() ||
+        atomic_flag_test_and_set(&pool.busy)) {
         bool was = in_job;
         in_job = true;
         for (int64_t k = 0; k < nchunks; k++) fn(ctx, k);
@@ -162,7 +200,9 @@ void em_parallel_run(int64_t nchunks, em_chunk_fn fn, void *ctx)
     if (atomic_load(&pool.sleepers) > 0) futex_wake(&pool.wake);
 
     in_job = true;
-    work();
+    const uint64_t begin = now_ns();
+    const int64_t ran = work();
+    const uint64_t worked = now_ns();
     in_job = false;
     /* every chunk is claimed: wait for those still running elsewhere */
     uint64_t until = 0;
@@ -180,6 +220,7 @@ void em_parallel_run(int64_t nchunks, em_chunk_fn fn, void *ctx)
     }
     atomic_store(&pool.caller_waits, 0);
     atomic_flag_clear(&pool.busy);
+    note_wait(begin, worked, now_ns(), ran);
 }
 
 static _Atomic int64_t grain_divisor = 1;

@@ -9,7 +9,9 @@
  * another process) costs at most the chunk it holds, where an OpenMP region
  * waits at its barrier for every thread on every op. Workers spin briefly
  * after a job, then sleep on a futex. BLAS runs with one thread; large GEMMs
- * are split over this pool by the caller (src/cpu/linalg.c). */
+ * are split over this pool by the caller (src/cpu/linalg.c). A caller that
+ * waits long for a worker holding a chunk runs the following jobs alone for
+ * a while (Note [Stalls] in parallel.c). */
 #ifndef EMBER_PARALLEL_H
 #define EMBER_PARALLEL_H
 

@@ -142,9 +142,9 @@ em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt)
 {
     if (em_is_contiguous(t) || !em_tensor_is_dense(t)) return em_tensor_new(t->ndim, t->sizes, dt, t->storage->device);
     /* dense but permuted: allocate the same layout over a fresh storage */
-    int64_t lo = 0;
-    for (int i = 0; i < t->ndim; i++) lo += (t->sizes[i] - 1) * t->strides[i];
-    em_storage *s = em_storage_new((lo + 1) * em_dtypes[dt].size, t->storage->device);
+    int64_t bytes; /* (0 for an empty t, whose sizes - 1 are negative) */
+    if (em_storage_extent(t->ndim, t->sizes, t->strides, 0, dt, &bytes, "empty_like")) return NULL;
+    em_storage *s = em_storage_new((size_t)bytes, t->storage->device);
     if (!s) return NULL;
     em_tensor *r = tensor_alloc(s, t->ndim, t->sizes, t->strides, 0, dt, em_inference_mode());
     if (!r) em_storage_release(s);

@@ -403,6 +403,7 @@ typedef struct dnnl_job {
     int64_t nchunks;
     const float *a, *b, *bias;
     float *c, *partial; /* the weight gradient: chunk k > 0 writes partial's (k - 1)th dW */
+    int64_t wnum;       /* elements of one dW */
     _Atomic bool failed;
 } dnnl_job;
 
@@ -411,8 +412,7 @@ static void run_chunk(void *ctx, int64_t k)
     dnnl_job *j = ctx;
     int64_t n0, n1;
     em_parallel_range(j->g->N, j->nchunks, 1, k, &n0, &n1);
-    const int64_t wnum = j->g->C_out * (j->g->C_in / j->g->groups) * j->g->K;
-    float *c = j->kind == CONV_DNNL_BACKWARD_WEIGHTS && k > 0 ? j->partial + (k - 1) * wnum : j->c;
+    float *c = j->kind == CONV_DNNL_BACKWARD_WEIGHTS && k > 0 ? j->partial + (k - 1) * j->wnum : j->c;
     const int omp = cpu_blas_begin(); /* oneDNN on this thread only */
     if (n0 < n1 && !run_samples(j->kind, j->g, j->nd, n0, n1 - n0, j->a, j->b, j->bias, c))
         atomic_store(&j->failed, true);
@@ -438,16 +438,16 @@ bool conv_dnnl_run(conv_dnnl_kind kind, const conv_geom *g, int nd, const float 
         ok = run_samples(kind, g, nd, 0, 1, a, b, bias, c); /* Note [oneDNN on the pool] */
     } else {
         dnnl_job j = {.kind = kind, .g = g, .nd = nd, .a = a, .b = b, .bias = bias, .c = c,
+                      .wnum = g->C_out * (g->C_in / g->groups) * g->K,
                       .nchunks = em_parallel_chunks(g->N * work, EM_GRAIN_WINDOW) > 1 ? threads : 1};
         if (j.nchunks > g->N) j.nchunks = g->N;
-        const size_t pbytes = (size_t)(j.nchunks - 1) * (size_t)(g->C_out * (g->C_in / g->groups) * g->K) * sizeof(float);
+        const size_t pbytes = (size_t)(j.nchunks - 1) * (size_t)j.wnum * sizeof(float);
         if (kind == CONV_DNNL_BACKWARD_WEIGHTS && j.nchunks > 1 && !(j.partial = em_cpu_alloc(pbytes))) return false;
         em_parallel_run(j.nchunks, run_chunk, &j);
         ok = !atomic_load(&j.failed);
         if (ok && j.partial) { /* the chunks' weight gradients, added in chunk order */
-            const int64_t wnum = (int64_t)(pbytes / sizeof(float)) / (j.nchunks - 1);
             for (int64_t k = 1; k < j.nchunks; k++)
-                for (int64_t i = 0; i < wnum; i++) c[i] += j.partial[(k - 1) * wnum + i];
+                for (int64_t i = 0; i < j.wnum; i++) c[i] += j.partial[(k - 1) * j.wnum + i];
         }
         if (j.partial) em_cpu_free(j.partial, pbytes);
     }

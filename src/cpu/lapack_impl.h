@@ -3,12 +3,13 @@
  *
  * Every input reaches these contiguous, as (batch, rows, cols) row-major.
  * LAPACK is column-major: a row-major m x n buffer read column-major is the
- * n x m transpose. Each kernel either works on that transpose (svd, eigh
- * of a symmetric matrix, solve: A^T's LU serves A X = B as in PyTorch),
- * copies through a transposing buffer (qr's input, lstsq, ldl), or writes a
- * column-major result (lu, cholesky, qr, solve, lu_solve: the op
- * layer gives those outputs PyTorch's column-major strides), so that no
- * result is transposed back. Each function handles one matrix of the batch. */
+ * n x m transpose. Each kernel either works on that transpose (solve:
+ * A^T's LU serves A X = B as in PyTorch), copies through a transposing
+ * buffer (qr's input, lstsq, ldl), writes a column-major result (lu,
+ * cholesky, qr, solve, lu_solve: the op layer gives those outputs PyTorch's
+ * column-major strides, so that no result is transposed back), or lets
+ * LAPACKE's row-major interface transpose (svd, eigh: PyTorch's calls, for
+ * its signs of the vectors). Each function handles one matrix of the batch. */
 #define CAT_(a, b) a##_##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SFX)
@@ -111,10 +112,10 @@ static int FN(householder)(T *q, const T *a, const T *tau, int64_t m, int64_t n,
     return info;
 }
 
-/* SVD of a (m x n) = u diag(s) vh, by divide and conquer (gesdd). The
- * row-major a is the column-major a^T = V S U^T, so LAPACK's U of a^T lands
- * as our vh and its V^T as our u, with no transposes. full: u is m x m and
- * vh n x n, else m x k and k x n; u NULL: values only. `work` holds m * n.
+/* SVD of a (m x n) = u diag(s) vh, by divide and conquer (gesdd) on the
+ * column-major a, as PyTorch calls it, so that the singular vectors come
+ * with its signs (LAPACKE's row-major interface transposes in and out).
+ * full: u is m x m and vh n x n, else m x k and k x n; u NULL: values only.
  * Non-finite input makes LAPACK loop or fail: reported as info -1. */
 static int FN(svd)(T *u, T *s, T *vh, const T *a, int64_t m, int64_t n, bool full, T *work)
 {
@@ -122,13 +123,13 @@ static int FN(svd)(T *u, T *s, T *vh, const T *a, int64_t m, int64_t n, bool ful
     const int64_t k = m < n ? m : n;
     memcpy(work, a, m * n * sizeof(T));
     const char job = !u ? 'N' : full ? 'A' : 'S';
-    const int64_t ucols = full ? m : k; /* u is m x ucols, its leading dim ucols */
-    return LP(gesdd)(LAPACK_COL_MAJOR, job, (int)n, (int)m, work, (int)n, s, vh, (int)n, u, (int)ucols);
+    return LP(gesdd)(LAPACK_ROW_MAJOR, job, (int)m, (int)n, work, (int)n, s, u, (int)(full ? m : k), vh, (int)n);
 }
 
 /* Eigenvalues (ascending) of the symmetric a (n x n) from its lower (upper)
- * triangle into w, eigenvectors as the columns of v (NULL: values only).
- * `work` holds n * n. A non-finite input gives NaNs. */
+ * triangle into w, eigenvectors as the columns of v (NULL: values only), by
+ * syevd on the column-major a, as PyTorch calls it (the same eigenvector
+ * signs). `work` holds n * n. A non-finite input gives NaNs. */
 static int FN(eigh)(T *w, T *v, const T *a, int64_t n, bool upper, T *work)
 {
     if (!FN(all_finite)(a, n * n)) { /* NaN results, no error (as PyTorch) */
@@ -136,10 +137,9 @@ static int FN(eigh)(T *w, T *v, const T *a, int64_t n, bool upper, T *work)
         for (int64_t i = 0; v && i < n * n; i++) v[i] = NAN;
         return 0;
     }
-    memcpy(work, a, n * n * sizeof(T));
-    int info = LP(syevd)(LAPACK_COL_MAJOR, v ? 'V' : 'N', upper ? 'L' : 'U', (int)n, work, (int)n, w);
-    if (v) FN(transpose)(v, n, work, n, n, n);
-    return info;
+    T *z = v ? v : work;
+    memcpy(z, a, n * n * sizeof(T));
+    return LP(syevd)(LAPACK_ROW_MAJOR, v ? 'V' : 'N', upper ? 'U' : 'L', (int)n, z, (int)n, w);
 }
 
 /* Least squares min ||a x - b|| for a (m x n), b (m x nrhs): x (n x nrhs);

@@ -151,30 +151,23 @@ static inline void walker_next(walker *w)
 /* Runs fn over blocks of the op's stream: element [first, first + n) of the
  * contiguous output(s), x walked from element `first`. c->i: key, offset, wpe. */
 typedef void (*block_fn)(const em_call *c, const uint32_t *w, int64_t first, int64_t n, walker *x);
-typedef struct block_job {
+typedef struct block_ctx {
     const em_call *c;
     block_fn fn;
-    int64_t n, per; /* elements, elements per block */
-} block_job;
+} block_ctx;
 
-static void stream_blocks(void *ctx, int64_t begin, int64_t end)
+static void stream_block(void *ctx, const uint32_t *w, int64_t first, int64_t n)
 {
-    const block_job *j = ctx;
-    const uint64_t key = (uint64_t)j->c->i[0], offset = (uint64_t)j->c->i[1];
-    for (int64_t b = begin; b < end; b++) {
-        _Alignas(64) uint32_t w[EM_PHILOX_WORDS];
-        cpu_philox_block(key, offset + (uint64_t)b * EM_PHILOX_BLOCK, w);
-        walker x;
-        walker_at(&x, j->c->in[0], b * j->per);
-        j->fn(j->c, w, b * j->per, j->n - b * j->per < j->per ? j->n - b * j->per : j->per, &x);
-    }
+    const block_ctx *d = ctx;
+    walker x;
+    walker_at(&x, d->c->in[0], first);
+    d->fn(d->c, w, first, n, &x);
 }
 
 static void run_blocks(const em_call *c, block_fn fn)
 {
-    const int64_t n = em_numel(c->in[0]), per = EM_PHILOX_WORDS / c->i[2];
-    block_job j = {.c = c, .fn = fn, .n = n, .per = per};
-    em_parallel_for((n + per - 1) / per, per, EM_GRAIN, stream_blocks, &j);
+    block_ctx d = {.c = c, .fn = fn};
+    cpu_philox_for(c, em_numel(c->in[0]), stream_block, &d);
 }
 
 /* rrelu's slopes: 1 where x > 0, else lower + u (upper - lower); f = lower, upper */

@@ -37,32 +37,49 @@ EM_SIMD void cpu_philox_block(uint64_t key, uint64_t ctr, uint32_t *restrict w)
     for (int j = 0; j < BLOCK; j++) w[4 * j] = c0[j], w[4 * j + 1] = c1[j], w[4 * j + 2] = c2[j], w[4 * j + 3] = c3[j];
 }
 
-/* Writes output elements [first, first + n) from the block's words w, which
- * start at element `first`'s. */
-typedef void (*draw_fn)(const uint32_t *w, int64_t first, int64_t n, const em_call *c);
-
-typedef struct draw_job {
+typedef struct philox_job {
     const em_call *c;
-    draw_fn fn;
+    cpu_philox_fn fn;
+    void *ctx;
     int64_t n, per; /* elements, elements per block */
-} draw_job;
+} philox_job;
 
-static void draw_blocks(void *ctx, int64_t begin, int64_t end)
+static void philox_blocks(void *ctx, int64_t begin, int64_t end)
 {
-    const draw_job *j = ctx;
+    const philox_job *j = ctx;
     const uint64_t key = (uint64_t)j->c->i[0], offset = (uint64_t)j->c->i[1];
     for (int64_t b = begin; b < end; b++) {
         _Alignas(64) uint32_t w[WORDS];
         cpu_philox_block(key, offset + (uint64_t)b * BLOCK, w);
-        j->fn(w, b * j->per, j->n - b * j->per < j->per ? j->n - b * j->per : j->per, j->c);
+        j->fn(j->ctx, w, b * j->per, j->n - b * j->per < j->per ? j->n - b * j->per : j->per);
     }
+}
+
+void cpu_philox_for(const em_call *c, int64_t n, cpu_philox_fn fn, void *ctx)
+{
+    const int64_t per = WORDS / c->i[2];
+    philox_job j = {.c = c, .fn = fn, .ctx = ctx, .n = n, .per = per};
+    em_parallel_for((n + per - 1) / per, per, EM_GRAIN, philox_blocks, &j);
+}
+
+/* Writes output elements [first, first + n) from the block's words w, which
+ * start at element `first`'s. */
+typedef void (*draw_fn)(const uint32_t *w, int64_t first, int64_t n, const em_call *c);
+typedef struct draw_ctx {
+    const em_call *c;
+    draw_fn fn;
+} draw_ctx;
+
+static void draw(void *ctx, const uint32_t *w, int64_t first, int64_t n)
+{
+    const draw_ctx *d = ctx;
+    d->fn(w, first, n, d->c);
 }
 
 static void run_draws(const em_call *c, draw_fn fn)
 {
-    const int64_t n = em_numel(c->out[0]), per = WORDS / c->i[2];
-    draw_job j = {.c = c, .fn = fn, .n = n, .per = per};
-    em_parallel_for((n + per - 1) / per, per, EM_GRAIN, draw_blocks, &j);
+    draw_ctx d = {.c = c, .fn = fn};
+    cpu_philox_for(c, em_numel(c->out[0]), draw, &d);
 }
 
 static em_status run(const em_call *c, const draw_fn fns[EM_DTYPE_COUNT])

@@ -8,12 +8,33 @@
 #ifndef EMBER_CPU_SPECIAL_FN_H
 #define EMBER_CPU_SPECIAL_FN_H
 
+#include <math.h>
 #include <stdint.h>
+
+/* digamma, branch-free so that a kernel loop over it vectorizes (log and tan
+ * have vector forms, vmath.h; digamma is on the hot path of the gamma-family
+ * distributions): psi(x) = psi(y + 10) - sum_{k<10} 1/(y + k) with y = x, or
+ * for x < 0 y = 1 - x and the reflection psi(x) = psi(1 - x) - pi / tan(pi x),
+ * tan taken of x's exact fractional part; psi(w), w = y + 10 >= 10, by the
+ * asymptotic series ln w - 1/2w - sum B_2k / (2k w^2k). Poles: nan at the
+ * negative integers (and -inf), -inf/+inf at +0/-0 (PyTorch's sign convention). */
+static inline double em_sf_digamma(double x)
+{
+    double y = x < 0 ? 1 - x : x, s = 0;
+    for (int k = 0; k < 10; k++) s += 1 / (y + k);
+    double w = y + 10, z = 1 / (w * w);
+    double tail = z * (1 / 12. - z * (1 / 120. - z * (1 / 252. - z * (1 / 240. - z * (1 / 132. - z * (691 / 32760. - z / 12.))))));
+    double r = log(w) - 0.5 / w - tail - s;
+    double frac = x - trunc(x); /* exact; nan at +-inf */
+    r = x < 0 ? r - M_PI / tan(M_PI * frac) : r;
+    r = x < 0 && frac == 0 ? NAN : r;
+    return x == 0 ? copysign(INFINITY, -x) : r;
+}
 
 /* gamma family and related (special_gamma.c) */
 double em_sf_lgamma(double x);
-double em_sf_digamma(double x);
 double em_sf_polygamma(int64_t n, double x); /* n >= 0 */
+float em_sf_trigammaf(float x);              /* polygamma(1, x) in float, as PyTorch's float32 kernel */
 double em_sf_zeta(double s, double q);       /* Hurwitz zeta(s, q) */
 double em_sf_igamma(double a, double x);     /* regularized lower incomplete gamma P(a, x) */
 double em_sf_igammac(double a, double x);    /* Q(a, x) = 1 - P(a, x) */

@@ -13,26 +13,6 @@ double em_sf_lgamma(double x)
     return lgamma_r(x, &sign); /* (the reentrant form: kernels run on several threads) */
 }
 
-/* digamma by the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the
- * asymptotic series ln x - 1/2x - sum B_2k / (2k x^2k); the reflection
- * psi(x) = psi(1 - x) - pi / tan(pi x) for negative x, with tan taken of the
- * exact fractional part. Poles: nan at the negative integers, and -inf/+inf at
- * +0/-0 (PyTorch's sign convention). */
-double em_sf_digamma(double x)
-{
-    if (x == 0) return copysign(INFINITY, -x);
-    if (x < 0) {
-        if (x == floor(x)) return NAN; /* (-inf included) */
-        return em_sf_digamma(1 - x) - M_PI / tan(M_PI * fmod(x, 1.0));
-    }
-    if (!(x < INFINITY)) return x;
-    double acc = 0;
-    for (; x < 10; x += 1) acc -= 1 / x;
-    double z = 1 / (x * x);
-    double tail = z * (1 / 12. - z * (1 / 120. - z * (1 / 252. - z * (1 / 240. - z * (1 / 132. - z * (691 / 32760. - z / 12.))))));
-    return acc + log(x) - 0.5 / x - tail;
-}
-
 /* trigamma the same way: psi1(x) = psi1(x + 1) + 1/x^2, then
  * 1/x + 1/2x^2 + sum B_2k / x^(2k+1); reflection psi1(1 - x) + pi^2 / sin^2(pi x)
  * with sin of pi x itself (PyTorch's: a large finite value at the negative
@@ -100,6 +80,28 @@ double em_sf_polygamma(int64_t n, double x)
     if (n == 1) return trigamma(x);
     double fact = tgamma((double)n + 1);
     return (n % 2 ? fact : -fact) * em_sf_zeta((double)n + 1, x);
+}
+
+/* float32 trigamma as PyTorch 1.13 computes it: in float, the reflection
+ * pi^2 / sin^2(pi x) - psi1(1 - x) below 1/2, six steps of the recurrence,
+ * then 1/x + 1/2x^2 + 1/6x^3 - 1/30x^5 + 1/42x^7. Near the poles (negative x
+ * close to an integer) float's rounding of pi x moves its results by more
+ * than float32's tolerance; the same steps make Ember's agree (trigamma is
+ * also digamma's gradient). The double trigamma above stays accurate. */
+float em_sf_trigammaf(float x)
+{
+    const float pi = (float)M_PI;
+    float sign = 1, acc = 0;
+    if (x < 0.5f) {
+        float s = sinf(pi * x);
+        acc = -(pi * pi) / (s * s);
+        sign = -1;
+        x = 1 - x;
+    }
+    for (int i = 0; i < 6; i++, x += 1) acc += 1 / (x * x);
+    float z = 1 / (x * x);
+    acc += (1 + 1 / (2 * x) + z * (1.f / 6 - z * (1.f / 30 - z * (1.f / 42)))) / x;
+    return sign * acc;
 }
 
 /* t - log(1 + t) for t = x/a - 1: the series t^2/2 - t^3/3 + ... for small

@@ -1,10 +1,15 @@
 /* CPU kernels of the activation functions (include/ember/ops/unary.def),
  * floating inputs only except sigmoid (EM_RULE_FLOAT). Their float32 loops
- * use the vectorizable vmath.h; float64 uses libm, with the same
- * formulas where they avoid overflow or cancellation. (relu, relu6 and
+ * use the vectorizable vmath.h; float64 uses libm and libmvec (exp too, in
+ * this file: sigmoid and tanh in float64 are an LSTM's hot path), with the
+ * same formulas where they avoid overflow or cancellation. (relu, relu6 and
  * hardtanh are clamps: unary.c.) */
 #include "unary_ops.h"
 #include "vmath.h"
+
+#ifdef EM_LIBMVEC
+EM_LIBMVEC(double, exp)
+#endif
 
 /* y * sigmoid(z) in double, from e = exp(-|z|) (no overflow, no cancellation). */
 static inline double mul_sigmoid(double y, double z)

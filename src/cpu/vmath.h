@@ -40,7 +40,9 @@ EM_LIBMVEC_BOTH(log10) EM_LIBMVEC_BOTH(erfc)
 EM_LIBMVEC(double, tanh) EM_LIBMVEC(double, expm1) EM_LIBMVEC(double, log) EM_LIBMVEC(double, log1p)
 EM_LIBMVEC(double, erf)
 #undef EM_LIBMVEC_BOTH
-#undef EM_LIBMVEC
+/* EM_LIBMVEC stays defined for a file's own declarations: double exp is
+ * declared only where its last-bit difference from libm's exp is welcome
+ * (the activations); the exp op itself stays libm's. */
 #endif
 
 static inline uint32_t em_vf_bits(float x)

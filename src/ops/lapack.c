@@ -226,7 +226,10 @@ em_tensor *em_linalg_lu_solve(const em_tensor *LU, const em_tensor *pivots, cons
     if (check_matrix(LU, op, "LU", true) || check_matrix(B, op, "B", false) || check_same_dtype(LU, B, op))
         return NULL;
     const int64_t n = LU->sizes[LU->ndim - 1], nrhs = B->sizes[B->ndim - 1];
-    if (pivots->dtype != EM_I32 || pivots->ndim != LU->ndim - 1 || pivots->sizes[pivots->ndim - 1] != n)
+    if (pivots->dtype != EM_I32)
+        return em_fail(EM_ERR_DTYPE, "%s: Expected pivots to be int32, but got %s", op,
+                       em_dtype_scalar_name((em_dtype)pivots->dtype)), NULL;
+    if (pivots->ndim != LU->ndim - 1 || pivots->sizes[pivots->ndim - 1] != n)
         return em_fail(EM_ERR_SHAPE, "%s: pivots must be an int32 tensor of shape LU.shape[:-1]", op), NULL;
     for (int d = 0; d < pivots->ndim - 1; d++)
         if (pivots->sizes[d] != LU->sizes[d])
@@ -394,6 +397,50 @@ em_tensor *em_linalg_householder_product(const em_tensor *A, const em_tensor *ta
     return st ? NULL : Q;
 }
 
+em_tensor *em_ormqr(const em_tensor *input, const em_tensor *tau, const em_tensor *other, bool left, bool transpose)
+{
+    static const char op[] = "torch.ormqr";
+    if (EM_NULL(input) || EM_NULL(tau) || EM_NULL(other)) return NULL;
+    if (input->ndim < 2) return em_fail(EM_ERR_SHAPE, "%s: input must have at least 2 dimensions.", op), NULL;
+    if (other->ndim < 2) return em_fail(EM_ERR_SHAPE, "%s: other must have at least 2 dimensions.", op), NULL;
+    const int nb = input->ndim - 2, side = left ? -2 : -1;
+    const int64_t mq = input->sizes[nb], nref = input->sizes[nb + 1], k = tau->ndim ? tau->sizes[tau->ndim - 1] : 0;
+    const int64_t oside = other->sizes[other->ndim + side];
+    if (oside < k)
+        return em_fail(EM_ERR_SHAPE, "%s: other.shape[%d] must be greater than or equal to tau.shape[-1]", op, side),
+               NULL;
+    if (oside != mq)
+        return em_fail(EM_ERR_SHAPE, "%s: other.shape[%d] must be equal to input.shape[-2]", op, side), NULL;
+    if (k > nref)
+        return em_fail(EM_ERR_SHAPE, "%s: tau.shape[-1] must be less than or equal to input.shape[-1]", op), NULL;
+    if (tau->ndim != input->ndim - 1)
+        return em_fail(EM_ERR_SHAPE, "%s: Expected tau to have one dimension less than input, but got tau.ndim equal "
+                       "to %d and input.ndim is equal to %d", op, tau->ndim, input->ndim), NULL;
+    if (other->ndim != input->ndim)
+        return em_fail(EM_ERR_SHAPE, "%s: Expected other to have the same number of dimensions as input, but got "
+                       "other.ndim equal to %d and input.ndim is equal to %d", op, other->ndim, input->ndim), NULL;
+    for (int d = 0; d < nb; d++)
+        if (tau->sizes[d] != input->sizes[d] || other->sizes[d] != input->sizes[d])
+            return em_fail(EM_ERR_SHAPE, "%s: Expected batch dimensions of %s to be equal to input.shape[:-2], but "
+                           "got %s", op, tau->sizes[d] != input->sizes[d] ? "tau" : "other",
+                           tau->sizes[d] != input->sizes[d] ? em_shape_str(tau->ndim - 1, tau->sizes)
+                                                            : em_shape_str(other->ndim - 2, other->sizes)), NULL;
+    if (check_matrix(input, op, "input", false) || check_same_dtype(input, tau, op) ||
+        check_same_dtype(input, other, op))
+        return NULL;
+    const int64_t rows = other->sizes[nb], cols = other->sizes[nb + 1];
+    em_tensor *R = batch_zeros(other, nb, 2, rows, cols, (em_dtype)input->dtype);
+    em_call c = {.op = EM_OP_ormqr, .nin = 3, .nout = 1, .dtype = (em_dtype)input->dtype, .in = {input, tau, other},
+                 .out = {R}};
+    c.i[3] = nref;
+    c.i[4] = k;
+    c.i[5] = left;
+    c.i[6] = transpose;
+    em_status st = R ? run(&c, batch_count(other, nb), rows, cols) : em_error_code();
+    if (st) em_release(R);
+    return st ? NULL : R;
+}
+
 /* ---- SVD and eigh --------------------------------------------------------- */
 em_status em_linalg_svd(const em_tensor *A, bool full_matrices, bool compute_uv, em_tensor **U, em_tensor **S,
                         em_tensor **Vh, em_tensor **info)
@@ -437,6 +484,38 @@ em_status em_linalg_eigh(const em_tensor *A, bool upper, bool compute_v, em_tens
     c.i[4] = compute_v;
     if (!*L || !*Q || !*info || run(&c, batch_count(A, nb), n, n)) return results_drop(RESULTS(L, Q, info));
     return EM_OK;
+}
+
+/* The kernel writes (re, im) pairs into real tensors with a last dim of 2;
+ * the results are their complex views. */
+em_status em_linalg_eig(const em_tensor *A, bool compute_v, em_tensor **L, em_tensor **V, em_tensor **info)
+{
+    results_init(RESULTS(L, V, info));
+    if (EM_NULL(A) || EM_NULL(L) || EM_NULL(V) || EM_NULL(info)) return em_error_code();
+    if (check_matrix(A, "linalg.eig", "A", true)) return em_error_code();
+    const int nb = A->ndim - 2;
+    if (A->ndim + 1 > EM_MAX_DIMS)
+        return em_fail(EM_ERR_SHAPE, "linalg.eig: at most %d dims are supported", EM_MAX_DIMS - 1);
+    const int64_t n = A->sizes[nb];
+    const em_dtype dt = (em_dtype)A->dtype;
+    int64_t ws[EM_MAX_DIMS], vs[EM_MAX_DIMS];
+    memcpy(ws, A->sizes, nb * sizeof *ws);
+    memcpy(vs, A->sizes, nb * sizeof *vs);
+    ws[nb] = n, ws[nb + 1] = 2;
+    vs[nb] = n, vs[nb + 1] = n, vs[nb + 2] = 2;
+    em_tensor *w = em_zeros(nb + 2, ws, dt), *v = compute_v ? em_zeros(nb + 3, vs, dt) : em_zeros(2, (int64_t[]){0, 2}, dt);
+    *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
+    em_call c = {.op = EM_OP_linalg_eig, .nin = 1, .nout = 3, .dtype = dt, .in = {A}, .out = {w, v, *info}};
+    c.i[3] = compute_v;
+    em_status st = w && v && *info ? run(&c, batch_count(A, nb), n, n) : em_error_code();
+    if (!st) {
+        *L = em_view_as_complex(w);
+        *V = *L ? em_view_as_complex(v) : NULL;
+        if (!*V) st = em_error_code();
+    }
+    em_release(w);
+    em_release(v);
+    return st ? results_drop(RESULTS(L, V, info)) : EM_OK;
 }
 
 /* ---- LDL ------------------------------------------------------------------ */

@@ -158,3 +158,49 @@ TEST(parallel_results_match_one_thread)
     CHECK(memcmp(em_data_ptr(one), em_data_ptr(three), (size_t)em_numel(one) * sizeof(double)) == 0);
     em_release(a), em_release(b), em_release(one), em_release(three);
 }
+
+/* A job whose chunks on pool workers sleep: the caller's wait for them is a
+ * stall, and the next jobs run on the caller alone (Note [Stalls]). */
+typedef struct where_job {
+    pthread_t caller;
+    int sleep_us;                 /* a worker's chunk sleeps this long */
+    _Atomic int on_workers;       /* chunks a worker ran */
+} where_job;
+
+static void where_chunk(void *p, int64_t k)
+{
+    (void)k;
+    where_job *j = p;
+    if (pthread_equal(pthread_self(), j->caller)) {
+        struct timespec t = {0, 200000}; /* the caller's chunks take a while, so a worker claims one */
+        nanosleep(&t, NULL);
+    } else {
+        atomic_fetch_add(&j->on_workers, 1);
+        struct timespec t = {0, (long)j->sleep_us * 1000};
+        nanosleep(&t, NULL);
+    }
+}
+
+static int run_where(int sleep_us)
+{
+    where_job j = {.caller = pthread_self(), .sleep_us = sleep_us};
+    em_parallel_run(8, where_chunk, &j);
+    return j.on_workers;
+}
+
+TEST(pool_runs_serially_after_a_stall)
+{
+    int saved = em_get_num_threads();
+    em_set_num_threads(2);
+    const int64_t before = em_parallel_stalls();
+    /* a worker must get a chunk for a stall; on a loaded machine it may not at once */
+    for (int tries = 0; tries < 50 && em_parallel_stalls() == before; tries++) run_where(5000);
+    CHECK(em_parallel_stalls() > before);
+    CHECK(run_where(0) == 0); /* right after: the caller alone */
+    struct timespec t = {0, 300000000};
+    nanosleep(&t, NULL); /* past the serial period: the workers take part again */
+    int on_workers = 0;
+    for (int tries = 0; tries < 50 && !on_workers; tries++) on_workers = run_where(0);
+    CHECK(on_workers > 0);
+    em_set_num_threads(saved);
+}

@@ -349,11 +349,19 @@ def test_qr_r_mode_and_complete_tall_not_differentiable():
     check(lambda A, m: m.linalg.qr(A, mode='complete'), A, grad=True, atol=1e-9, rtol=1e-8)
 
 
-def test_eig_needs_complex():
-    with pytest.raises(NotImplementedError, match='complex'):
-        ember.linalg.eig(ember.eye(2))
-    with pytest.raises(NotImplementedError, match='complex'):
-        ember.linalg.eigvals(ember.eye(2))
+@pytest.mark.parametrize('shape', [(5, 5), (2, 4, 4), (1, 1), (0, 0), (3, 0, 0)])
+@pytest.mark.parametrize('dtype', ['float32', 'float64'])
+def test_eig(shape, dtype):
+    """geev as torch calls it: the same complex eigenvalues and eigenvectors (normalization, signs);
+    no gradient yet (complex autograd)."""
+    A = rand(*shape, dtype=dtype, seed=3, low=-1, high=1)
+    tol = dict(atol=1e-5, rtol=1e-4) if dtype == 'float32' else dict(atol=1e-9, rtol=1e-8)
+    check(lambda A, m: m.linalg.eig(A), A, **tol)
+    check(lambda A, m: m.linalg.eigvals(A), A, **tol)
+    with pytest.raises(NotImplementedError, match='complex autograd'):
+        ember.linalg.eig(ember.eye(2, requires_grad=True))
+    check_raises(lambda A, m: m.linalg.eig(A), torch.tensor([[1., float('nan')], [0., 1.]]))
+    check_raises(lambda A, m: m.linalg.eigvals(A), rand(2, 3))
 
 
 def test_empty_and_noncontiguous():

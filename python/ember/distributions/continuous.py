@@ -225,53 +225,19 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
-    """|Normal(0, scale)|."""
+class _HalfDistribution(TransformedDistribution):
+    """|X| for X of a distribution symmetric about 0 with a `scale` (`_base`)."""
     arg_constraints = {'scale': constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, scale, validate_args=None):
         from .transforms import AbsTransform
-        super().__init__(Normal(0, scale, validate_args=validate_args), AbsTransform(),
+        super().__init__(self._base(0, scale, validate_args=validate_args), AbsTransform(),
                          validate_args=validate_args)
 
     scale = property(lambda self: self.base_dist.scale)
-    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
     mode = property(lambda self: ember.zeros_like(self.scale))
-    variance = property(lambda self: self.scale.pow(2) * (1 - 2 / math.pi))
-
-    def log_prob(self, value):
-        self._validate_sample(value)
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return ember.where(value >= 0, lp, ember.full_like(lp, -float('inf')))
-
-    def cdf(self, value):
-        self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
-
-
-class HalfCauchy(TransformedDistribution):
-    """|Cauchy(0, scale)|."""
-    arg_constraints = {'scale': constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        from .transforms import AbsTransform
-        super().__init__(Cauchy(0, scale, validate_args=validate_args), AbsTransform(),
-                         validate_args=validate_args)
-
-    scale = property(lambda self: self.base_dist.scale)
-    mean = property(lambda self: ember.full(self._extended_shape(), math.inf, dtype=self.scale.dtype))
-    mode = property(lambda self: ember.zeros_like(self.scale))
-    variance = property(lambda self: self.base_dist.variance)
 
     def log_prob(self, value):
         self._validate_sample(value)
@@ -288,6 +254,20 @@ class HalfCauchy(TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_HalfDistribution):
+    """|Normal(0, scale)|."""
+    _base = Normal
+    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
+    variance = property(lambda self: self.scale.pow(2) * (1 - 2 / math.pi))
+
+
+class HalfCauchy(_HalfDistribution):
+    """|Cauchy(0, scale)|."""
+    _base = Cauchy
+    mean = property(lambda self: ember.full(self._extended_shape(), math.inf, dtype=self.scale.dtype))
+    variance = property(lambda self: self.base_dist.variance)
 
 
 class Weibull(TransformedDistribution):

@@ -103,10 +103,12 @@ class Branchy(nn.Module):
         return self.b(h) if use_b else h
 
 
-ref, model = Branchy(), Branchy()
-ddp = DDP(model, find_unused_parameters=True)
 x = ember.randn(2, 3, 4)
-for it in range(2):
+
+
+def check_branchy(ddp, ref, model, what):
+    """One step where only rank 0 uses `b` and nobody `never`: DDP's gradients
+    are the reference's averaged over ranks, `never`'s stays None."""
     for p in list(ref.parameters()) + list(model.parameters()):
         p.grad = None
     sum(ref(x[r], r == 0).pow(2).mean() for r in range(W)).div(W).backward()
@@ -115,7 +117,13 @@ for it in range(2):
         if n.startswith('never'):
             assert p.grad is None, n
         else:
-            assert ember.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6), f'find_unused_parameters: {n}'
+            assert ember.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6), f'{what}: {n}'
+
+
+ref, model = Branchy(), Branchy()
+ddp = DDP(model, find_unused_parameters=True)
+for it in range(2):
+    check_branchy(ddp, ref, model, 'find_unused_parameters')
 
 # --- static_graph: the first iteration finds the unused parameters; later ones do not search the graph
 ref, model = Branchy(), Branchy()
@@ -123,15 +131,7 @@ ddp = DDP(model, static_graph=True)
 searches, search = [], ddp._reachable
 ddp._reachable = lambda out: searches.append(1) or search(out)
 for it in range(3):
-    for p in list(ref.parameters()) + list(model.parameters()):
-        p.grad = None
-    sum(ref(x[r], r == 0).pow(2).mean() for r in range(W)).div(W).backward()
-    ddp(x[R], R == 0).pow(2).mean().backward()
-    for (n, p), q in zip(model.named_parameters(), ref.parameters()):
-        if n.startswith('never'):
-            assert p.grad is None, n
-        else:
-            assert ember.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6), f'static_graph: {n}'
+    check_branchy(ddp, ref, model, 'static_graph')
 assert searches == [1], f'static_graph searched the graph {len(searches)} times'
 
 # --- without find_unused_parameters an unused parameter is reported at the next forward
