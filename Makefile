@@ -10,7 +10,7 @@ CFLAGS  := $(CFLAGS_BASE) -O2
 # -fno-trapping-math (kernels never read floating-point exception flags), so
 # that GCC may compute both arms of a select in float code (softplus, floor).
 KFLAGS  := -O3 -fno-trapping-math
-LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -llapacke -lopenblas -lz -ljansson -lm -fopenmp
+LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -llapacke -lopenblas -lkissfft-float -lz -ljansson -lm -fopenmp
 B       := build
 # The library's version (as setup.py's): libember.so.$(VERSION), soname
 # libember.so.$(SOVERSION).

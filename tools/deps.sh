@@ -4,7 +4,7 @@
 # with apt-get as root, else prints the one command to run. Idempotent:
 # installs only what is missing. `deps.sh demo` adds the demo's extras
 # (a progress bar and the plot; the demo runs without them too).
-PKGS="build-essential clang cmake pkg-config libjansson-dev libopenblas-openmp-dev liblapacke-dev libdnnl-dev zlib1g-dev python3 python3-dev python3-numpy python3-pytest python3-torch dataset-fashion-mnist fortunes libopenmpi-dev openmpi-bin"
+PKGS="build-essential clang cmake pkg-config libjansson-dev libopenblas-openmp-dev liblapacke-dev libkissfft-dev libdnnl-dev zlib1g-dev python3 python3-dev python3-numpy python3-pytest python3-torch dataset-fashion-mnist fortunes libopenmpi-dev openmpi-bin"
 [ "$1" = demo ] && PKGS="$PKGS python3-tqdm python3-matplotlib"
 missing=""
 for p in $PKGS; do

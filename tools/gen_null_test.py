@@ -116,6 +116,7 @@ VALUES = {
 }
 ENUMS = {"em_reduction", "em_pad_mode", "em_grid_mode", "em_grid_padding", "em_rnn_mode", "em_optimizer",
          "em_qr_mode", "em_lstsq_driver"}
+ENUMS.add("em_fft_norm")
 FUNC_PTR_TYPEDEFS = {"em_grad_hook_fn", "em_post_accumulate_hook_fn", "em_write_fn"}
 
 # ---- what a failed call returns, by return type -------------------------

@@ -6,6 +6,7 @@
 #include "reduce.h"
 #include "linalg.h"
 #include "lapack.h"
+#include "fft.h"
 #include "index.h"
 #include "sort.h"
 #include "shape.h"

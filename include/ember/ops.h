@@ -90,6 +90,13 @@ extern const em_op_info em_ops[EM_OP_COUNT];
 #undef EM_BINARY
 #undef EM_TERNARY
 
+/* The complex conjugate as a new tensor (src/ops/complex.c), written with
+ * differentiable ops (view_as_real, mul, view_as_complex); a real t is
+ * copied. em_conj_if_complex gives a real t back itself (a new reference):
+ * what backward formulas multiply by (Note [Complex gradients]). */
+em_tensor *em_conj_physical(const em_tensor *t);
+em_tensor *em_conj_if_complex(const em_tensor *t);
+
 #ifdef __cplusplus
 }
 #endif

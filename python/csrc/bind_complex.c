@@ -1,11 +1,12 @@
 /* Complex tensors in Python: the views between complex and real tensors
- * (view_as_real, view_as_complex) and the fill with a complex value that
+ * (view_as_real, view_as_complex), the conjugate and the fill with a complex value that
  * the Number parser (real-only) cannot carry. The functions written with
  * these are in python/ember/_complex.py. */
 #include "emp.h"
 
 EMP_BIND(view_as_real, "view_as_real(Tensor input)") { return emp_wrap(em_view_as_real(a->t[0])); }
 EMP_BIND(view_as_complex, "view_as_complex(Tensor input)") { return emp_wrap(em_view_as_complex(a->t[0])); }
+EMP_BIND(_conj_physical, "_conj_physical(Tensor input)") { return emp_wrap(em_conj_physical(a->t[0])); }
 
 /* _fill_complex_(t, value): t filled with a Python complex (or real) number. */
 EMP_BIND(_fill_complex_, "_fill_complex_(Tensor input, object value)")
@@ -16,5 +17,5 @@ EMP_BIND(_fill_complex_, "_fill_complex_(Tensor input, object value)")
 }
 
 PyMethodDef emp_complex_functions[] = {
-    EMP_FUNCTION(view_as_real), EMP_FUNCTION(view_as_complex), EMP_FUNCTION(_fill_complex_), {NULL},
+    EMP_FUNCTION(view_as_real), EMP_FUNCTION(view_as_complex), EMP_FUNCTION(_conj_physical), EMP_FUNCTION(_fill_complex_), {NULL},
 };

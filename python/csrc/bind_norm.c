@@ -15,6 +15,10 @@ EMP_BIND(native_batch_norm, "native_batch_norm(" BATCH_NORM_ARGS "bool training,
 {
     em_tensor *r[3];
     if (em_native_batch_norm(r, a->t[0], T(1), T(2), T(3), T(4), a->i[5], a->d[6], a->d[7])) return emp_raise();
+    for (int k = 1; k < 3 && !a->i[5]; k++) { /* PyTorch returns no saved statistics in eval mode: (0,) */
+        em_release(r[k]);
+        r[k] = em_empty(1, (const int64_t[]){0}, em_dtype_of(r[0]));
+    }
     return emp_wrap_tuple(3, r);
 }
 

@@ -254,6 +254,7 @@ extern PyMethodDef emp_reduce_functions[], emp_reduce_methods[], emp_scan_functi
 extern PyMethodDef emp_complex_functions[];
 extern PyMethodDef emp_sort_functions[], emp_sort_methods[], emp_linalg_functions[], emp_linalg_methods[];
 extern PyMethodDef emp_lapack_functions[];
+extern PyMethodDef emp_fft_functions[];
 /* The nn and optim families: ember.<name> functions (where torch has them at the top
  * level) and ember._C._nn functions (torch._C._nn's, and the rest F needs). */
 extern PyMethodDef emp_conv_functions[], emp_conv_nn[];

@@ -283,6 +283,7 @@ PyMODINIT_FUNC PyInit__C(void)
     emp_table_add_all(&methods, emp_sort_methods);
     emp_table_add_all(&functions, emp_linalg_functions);
     emp_table_add_all(&functions, emp_lapack_functions);
+    emp_table_add_all(&functions, emp_fft_functions);
     emp_table_add_all(&methods, emp_linalg_methods);
     emp_table_add_all(&functions, settings);
     emp_table_add_all(&functions, emp_conv_functions);

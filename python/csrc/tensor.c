@@ -214,6 +214,7 @@ static PyObject *get_T(EmpTensor *self, void *c)
 
 static PyObject *get_mT(EmpTensor *self, void *c)
 {
+    if (em_ndim(self->t) == 0) return emp_wrap(em_t(self->t)); /* PyTorch: a 0-d tensor is its own mT */
     if (em_ndim(self->t) < 2) {
         PyErr_SetString(PyExc_RuntimeError, "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.");
         return NULL;

@@ -29,6 +29,7 @@ globals().update({name: fn for name, fn in vars(_C).items()
 # PyTorch's aliases and the functions written with other ops (ember/_functions.py)
 from . import _functions
 _functions.install(globals())
+from ._ops import ops  # noqa: E402 (torch.ops.aten's operators without another name)
 from . import _complex
 _complex.install(globals(), Tensor)
 from . import special
@@ -36,6 +37,8 @@ special._install(globals())
 from . import _scatter_grad, _discrete_samples
 _scatter_grad.install(globals())
 _discrete_samples.install(globals())
+from . import _stft
+_stft.install(globals(), Tensor)
 
 __version__ = '0.1.0'
 
@@ -91,7 +94,7 @@ def is_floating_point(input):
 # so that `import ember` stays fast; so do the top-level names of ember/_toplevel.py.
 _LAZY_SUBMODULES = ('nn', 'optim', 'utils', 'autograd', 'linalg', 'distributions', 'cuda', 'backends', 'random',
                     'testing', 'hub', 'jit', 'version', 'amp', 'cpu', 'profiler', '__config__', 'distributed',
-                    'overrides')
+                    'overrides', 'fft')
 
 
 def __getattr__(name):

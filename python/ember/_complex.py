@@ -4,7 +4,8 @@ and real ops, plus the complex-aware forms of abs, angle, sgn, full, randn
 and fill_. For real inputs they give PyTorch's answers for real tensors.
 
 Ember has no conjugate bit: conj() of a complex tensor is a copy (is_conj()
-is always False, resolve_conj() returns its input)."""
+is always False, resolve_conj() returns its input). All of them are
+differentiable through the views (Note [Retyped views])."""
 import math
 
 from . import _C
@@ -29,11 +30,7 @@ def imag(input):
 
 
 def conj_physical(input):
-    if not input.is_complex():
-        return input.clone()
-    out = input.clone()
-    _C.view_as_real(out).select(-1, 1).neg_()
-    return out
+    return _C._conj_physical(input)
 
 
 def conj(input):
@@ -90,18 +87,27 @@ def isfinite(re_finite, im_finite):
 isnan, isinf, isfinite = _parts_test(isnan), _parts_test(isinf), _parts_test(isfinite)
 
 
+def _at_zero(input, fn):
+    """fn(re, im) of a complex tensor whose gradient at 0 is 0, as PyTorch's abs and angle have it (fn's own,
+    hypot's and atan2's, is 0/0 there): where the input requires grad, zeros are replaced by 1 on the
+    differentiated path, and the value there comes from a detached copy."""
+    if not (input.requires_grad and _C.is_grad_enabled()):
+        return fn(*_parts(input))
+    zero = input == 0
+    safe = fn(*_parts(_C.where(zero, _C.ones_like(input), input)))
+    return _C.where(zero, fn(*_parts(input.detach())), safe)
+
+
 def _abs(input, *, out=None):
     if not input.is_complex():
         return _C.abs(input, out=out) if out is not None else _C.abs(input)
-    re, im = _parts(input)
-    r = _C.hypot(re, im)
+    r = _at_zero(input, _C.hypot)
     return out.copy_(r) if out is not None else r
 
 
 def angle(input):
     if input.is_complex():
-        re, im = _parts(input)
-        return _C.atan2(im, re)
+        return _at_zero(input, lambda re, im: _C.atan2(im, re))
     x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
     return _C.where(_C.isnan(x), x, _C.where(x < 0, _C.full_like(x, math.pi), _C.zeros_like(x)))
 
@@ -113,24 +119,24 @@ def sgn(input):
     return _C.where(a == 0, _C.zeros_like(input), input / _C.where(a == 0, _C.ones_like(a), a))
 
 
-def complex(real, imag, *, out=None):
-    for name, t in (('real', real), ('imag', imag)):
+def _check_parts(fn, names, real, imag):
+    """complex() and polar(): two tensors of one floating dtype (PyTorch's errors)."""
+    for name, t, pos in zip(names, (real, imag), (1, 2)):
         if not isinstance(t, _C.TensorBase):
-            raise TypeError(f"complex(): argument '{name}' (position {1 if name == 'real' else 2}) must be Tensor, "
-                            f"not {type(t).__name__}")
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}")
     if real.dtype != imag.dtype:
         raise RuntimeError(f'Expected object of scalar type {_scalar_name(real.dtype)} but got scalar type '
                            f'{_scalar_name(imag.dtype)} for second argument')
     if real.dtype not in (_C.float16, _C.float32, _C.float64):
-        raise RuntimeError(f'Expected both inputs to be Half, Float or Double tensors but got {_scalar_name(real.dtype)} '
-                           f'and {_scalar_name(imag.dtype)}')
+        raise RuntimeError(f'Expected both inputs to be Half, Float or Double tensors but got '
+                           f'{_scalar_name(real.dtype)} and {_scalar_name(imag.dtype)}')
+
+
+def complex(real, imag, *, out=None):
+    _check_parts('complex', ('real', 'imag'), real, imag)
     from ._functions import broadcast_shapes
     shape = broadcast_shapes(real.shape, imag.shape)
-    dtype = {_C.float16: _C.complex32, _C.float32: _C.complex64, _C.float64: _C.complex128}[real.dtype]
-    result = _C.empty(shape, dtype=dtype)
-    re, im = _parts(result)
-    re.copy_(real)
-    im.copy_(imag)
+    result = _C.view_as_complex(_C.stack([real.expand(shape), imag.expand(shape)], -1))
     return out.copy_(result) if out is not None else result
 
 
@@ -142,10 +148,7 @@ def vdot(input, other, *, out=None):
 
 
 def polar(abs, angle, *, out=None):
-    for name, position, value in (('abs', 1, abs), ('angle', 2, angle)):
-        if not isinstance(value, _C.TensorBase):
-            raise TypeError(f"polar(): argument '{name}' (position {position}) must be Tensor, not "
-                            f"{type(value).__name__}")
+    _check_parts('polar', ('abs', 'angle'), abs, angle)
     return complex(abs * _C.cos(angle), abs * _C.sin(angle), out=out)
 
 

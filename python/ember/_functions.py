@@ -193,7 +193,8 @@ def _numpy_split(name, dim_of, min_dims):
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a "
                                f"tensor with {input.dim()} dimensions!")
         dim = dim_of(input)
-        if isinstance(indices_or_sections, builtins.int) and input.shape[dim] % indices_or_sections != 0:
+        if isinstance(indices_or_sections, builtins.int) and (
+                indices_or_sections == 0 or input.shape[dim] % indices_or_sections != 0):
             raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
                                f"dimension {input.shape[dim]} is not divisible by the split_size "
                                f"{indices_or_sections}!")
@@ -264,10 +265,23 @@ def dist(input, other, p=2):
     return (input - other).norm(p)
 
 
-@accepts(input='Tensor', keepdim='bool')
-def aminmax(input, *, dim=None, keepdim=False):
+@accepts(input='Tensor', dim='dim?', keepdim='bool')
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    if dim is None and input.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
     dims = tuple(range(input.dim())) if dim is None else dim
-    return _Aminmax(_C.amin(input, dims, keepdim), _C.amax(input, dims, keepdim))
+    lo, hi = _C.amin(input, dims, keepdim), _C.amax(input, dims, keepdim)
+    if dim is not None and keepdim and input.dim() == 0:  # PyTorch keeps a reduced 0-d input as (1,)
+        lo, hi = lo.reshape(1), hi.reshape(1)
+    if out is None:
+        return _Aminmax(lo, hi)
+    for o in out:
+        if o.dtype != input.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {input.dtype}, but got {o.dtype} instead")
+    for o, r in zip(out, (lo, hi)):
+        o.resize_(r.shape).copy_(r)
+    return _Aminmax(*out)
 
 
 @accepts(input='Tensor')
@@ -296,9 +310,9 @@ def cdist(x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'):
 @accepts(input='Tensor', other='Tensor', dim='dim?', out='Tensor?')
 def cross(input, other, dim=None, *, out=None):
     """Cross products of 3-vectors along dim (default: the first dim of size 3), broadcasting."""
-    nd = builtins.max(input.dim(), other.dim())
-    a = input.reshape((1,) * (nd - input.dim()) + tuple(input.shape))  # same rank; the other dims broadcast
-    b = other.reshape((1,) * (nd - other.dim()) + tuple(other.shape))
+    if input.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    a, b = input, other
     if dim is None:
         dim = next((d for d, n in enumerate(broadcast_shapes(a.shape, b.shape)) if n == 3), None)
         if dim is None:
@@ -452,9 +466,8 @@ def combinations(input, r=2, with_replacement=False):
     index = list(pick(range(n), r)) if count else []  # (itertools allocates r slots even for none)
     if r == 0:
         return _C.empty(0, dtype=input.dtype)
-    if not index:
-        return _C.empty(0, r, dtype=input.dtype)
-    return input[_C.tensor(index, dtype=_C.int64)]
+    # (no combinations: an empty index, so that the result still has input's history)
+    return input[_C.tensor(index, dtype=_C.int64) if index else _C.zeros(0, r, dtype=_C.int64)]
 
 
 # ---- facts ---------------------------------------------------------------------------------------

@@ -56,7 +56,9 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 def adjoint(input):
-    return input.transpose(-2, -1)
+    if input.dim() == 1:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return input.t() if input.dim() == 0 else input.transpose(-2, -1)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):

@@ -164,26 +164,31 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
                            f"Got {interpolation}")
     if not input.is_floating_point():
         raise RuntimeError(f'{name}() input tensor must be either float or double dtype')
-    scalar_q = not isinstance(q, Tensor)
-    qt = _C.tensor([q] if scalar_q else q.reshape(-1).tolist(), dtype=input.dtype)
-    if ((qt < 0) | (qt > 1)).any():
+    if isinstance(q, Tensor) and q.dim() > 1:
+        raise RuntimeError(f'{name}() q must be a scalar or 1D tensor')
+    if isinstance(q, Tensor) and q.dtype != input.dtype:
+        raise RuntimeError(f'{name}() q tensor must be same dtype as the input tensor')
+    scalar_q = not isinstance(q, Tensor) or q.dim() == 0
+    # q stays a tensor, so that the linear interpolation differentiates in q too
+    qt = q.reshape(-1) if isinstance(q, Tensor) else _C.tensor([q], dtype=input.dtype)
+    if ((qt.detach() < 0) | (qt.detach() > 1)).any():
         raise RuntimeError(f'{name}() q values must be in the range [0, 1]')
+    if dim is not None:
+        dim = wrap_dim(dim, input.dim())
+    if input.dim() == 0:  # PyTorch: a 0-d input gives 0-d results, keepdim or not
+        dim, keepdim = None, False
     x = input.reshape(-1) if dim is None else input.movedim(dim, -1)
     sorted_ = x.sort(-1).values  # nans sort last
     nans = _C.isnan(x).sum(-1, keepdim=True)
     count = _C.full_like(nans, x.shape[-1]) - (nans if ignore_nan else 0)
-    outs = []
-    for qv in qt.tolist():
-        pos = (count - 1).clamp(min=0).to(_C.float64) * qv
-        value = _interpolate(sorted_, pos.clamp(min=0), interpolation).squeeze(-1)
-        if not ignore_nan:
-            value = _C.where(nans.squeeze(-1) > 0, _C.full_like(value, math.nan), value)
-        else:
-            value = _C.where(count.squeeze(-1) == 0, _C.full_like(value, math.nan), value)
-        if keepdim:
-            value = value.reshape([1] * input.dim()) if dim is None else value.unsqueeze(dim)
-        outs.append(value)
-    return outs[0] if scalar_q else _C.stack(outs)
+    pos = (count - 1).clamp(min=0).to(_C.float64) * qt.to(_C.float64)  # (..., Q)
+    value = _interpolate(sorted_, pos, interpolation)
+    empty = nans > 0 if not ignore_nan else count == 0
+    value = _C.where(empty, _C.full_like(value, math.nan), value)
+    if keepdim:
+        value = value.reshape([1] * input.dim() + [-1]) if dim is None else value.unsqueeze(dim)
+    value = value.movedim(-1, 0)
+    return value[0] if scalar_q else value
 
 
 def _quantile_checked(name, input, q, dim, keepdim, interpolation, ignore_nan, out):
@@ -220,6 +225,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     if reduce not in ('prod', 'mean', 'amax', 'amin'):
         raise RuntimeError(f'index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.')
     dim = dim % builtins.max(input.dim(), 1)
+    if input.dim() == 0:  # a 0-d input and source as one slice each
+        return index_reduce(input.reshape(1), dim, index, source.reshape(-1), reduce,
+                            include_self=include_self).reshape(())
     shape = [1] * source.dim()
     shape[dim] = -1
     expanded = index.reshape(shape).expand_as(source)
@@ -319,11 +327,20 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         raise RuntimeError(f'torch.gradient only supports edge_order=1 and edge_order=2. Got {edge_order}')
     dims = list(builtins.range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
     dims = [wrap_dim(d, input.dim()) for d in dims]
+    for k, d in enumerate(dims):
+        if d in dims[:k]:
+            raise RuntimeError(f'dim {d} appears multiple times in the list of dims')
+    if spacing is None:
+        spacing = 1
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
             raise RuntimeError(f'torch.gradient expected spacing to be unspecified, a scalar or its length to '
                                f'match the number of dimensions of input, got {len(spacing)} and {len(dims)}')
-        steps = [s.item() if isinstance(s, Tensor) and s.dim() == 0 else s for s in spacing]
+        bad = [s for s in spacing if isinstance(s, Tensor) and s.dim() != 1]
+        if bad:
+            raise RuntimeError('torch.gradient expected each element of spacing to have one dimension, but got an '
+                               f'element with {bad[0].dim()} dimensions!')
+        steps = list(spacing)
     else:
         steps = [spacing.item() if isinstance(spacing, Tensor) else spacing] * len(dims)
     f = input if input.is_floating_point() else input.to(_C.get_default_dtype())
@@ -447,9 +464,12 @@ FUNCTIONS = {f.__name__: f for f in (
     get_num_interop_threads, set_num_interop_threads, init_num_threads, is_distributed, is_vulkan_available,
     get_file_path, prepare_multiprocessing_environment, to_dlpack, conv_tbc, index_reduce, gradient, frexp,
     is_inference, histogramdd)}
+from ._segment import segment_reduce  # noqa: E402 (its own file)
+FUNCTIONS['segment_reduce'] = segment_reduce
 METHODS = dict(renorm=renorm, quantile=quantile, nanquantile=nanquantile, matrix_power=matrix_power,
                is_distributed=is_distributed, index_reduce=index_reduce, frexp=frexp, is_inference=is_inference,
+               # (from a clone: the reduction saves its input, which the copy_ then overwrites)
                index_reduce_=lambda self, dim, index, source, reduce, *, include_self=True: self.copy_(
-                   index_reduce(self, dim, index, source, reduce, include_self=include_self)),
+                   index_reduce(self.clone(), dim, index, source, reduce, include_self=include_self)),
                renorm_=lambda self, p, dim, maxnorm:
                self.copy_(renorm(self, p, dim, maxnorm)))

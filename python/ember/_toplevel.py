@@ -29,7 +29,7 @@ has_mps = False
 has_mkldnn = _C._has_mkldnn()
 has_openmp = True
 has_lapack = True   # OpenBLAS bundles LAPACK
-has_spectral = False
+has_spectral = True   # ember.fft
 _state = {'deterministic': False, 'warn_only': False, 'matmul_precision': 'highest', 'warn_always': False}
 
 

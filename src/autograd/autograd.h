@@ -47,6 +47,17 @@ typedef struct em_saved {
     em_packed *packed; /* saved through saved-tensor hooks (saved.c): t is NULL until unpacked */
 } em_saved;
 
+/* Note [Complex gradients]: floating and complex tensors carry gradients.
+ * A complex tensor's gradient is PyTorch's: dL/d(conj z) of the real loss L
+ * (conjugate Wirtinger), so a holomorphic f gets g * conj(f'(z)) and a
+ * formula conjugates (em_conj_if_complex) what multiplies the incoming
+ * gradient. A complex gradient reaching a real input is cast to its real
+ * part by the engine (em_grad_to_geometry), as PyTorch does. */
+static inline bool em_dtype_differentiable(int dt)
+{
+    return em_dtype_is_float((em_dtype)dt) || em_dtype_is_complex((em_dtype)dt);
+}
+
 typedef struct em_geometry {
     int ndim;
     int8_t dtype;
@@ -71,6 +82,7 @@ typedef em_status (*em_backward_fn)(const em_node *n, em_tensor *const *grad_out
  * AsStridedBackward0, CopySlices: inplace_view.c, formulas_view.c). */
 typedef struct em_view_geom {
     int ndim;
+    int8_t dtype; /* the view's; its base's is in_geom[0].dtype (Note [Retyped views]) */
     int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS], offset; /* the view */
     int64_t base_strides[EM_MAX_DIMS], base_offset;          /* its base (sizes: in_geom[0]) */
 } em_view_geom;
@@ -118,6 +130,9 @@ typedef struct em_formula {
 /* Not a save: the formula takes a missing grad_out as NULL rather than
  * zeros (an op with big outputs that rarely get gradients). */
 #define EM_KEEP_MISSING_GRADS (1u << 31)
+/* Not a save: output k gets no history, as PyTorch's non-differentiable
+ * outputs (a norm's saved statistics); the formula may still save it. */
+#define EM_NONDIFF_OUT(k) (1u << (16 + (k)))
 #define EM_BACKWARD(op, save_mask)                                                                   \
     const uint32_t em_saves_##op = (save_mask);                                                      \
     em_status em_bw_##op(const em_node *n, em_tensor *const *go, em_tensor **gi)

@@ -296,6 +296,12 @@ static em_status backward(int n, em_tensor *const *tensors, em_tensor *const *gr
                          "shape of %s.", i, em_shape_str(g->ndim, g->sizes), i, em_shape_str(t->ndim, t->sizes));
             break;
         }
+        if (g && em_dtype_is_complex((em_dtype)g->dtype) != em_dtype_is_complex((em_dtype)t->dtype)) {
+            st = em_fail(EM_ERR_RUNTIME, "For complex Tensors, both grad_output and output are required to have the "
+                         "same dtype. Mismatch in dtype: grad_output[%d] has a dtype of %s and output[%d] has a "
+                         "dtype of %s.", i, em_dtypes[g->dtype].name, i, em_dtypes[t->dtype].name);
+            break;
+        }
         roots[i] = em_gradient_edge((em_tensor *)t, &nrs[i]);
         if (!roots[i]) st = em_error_code();
     }

@@ -5,7 +5,9 @@
  * B = in[1], input = in[2] (the add* ops), beta = f[0], alpha = f[1]; A may
  * be a vector read as a row, B one read as a column, batch dims broadcast,
  * and addbmm sums over the batch. So one formula serves all eight:
- *   dA = alpha * G @ B^T,   dB = alpha * A^T @ G,   dinput = beta * G
+ *   dA = alpha * G @ B^H,   dB = alpha * A^H @ G,   dinput = beta * G
+ * (^H: the conjugate transpose, ^T for real operands: Note [Complex
+ * gradients] in autograd.h)
  * with the vectors' missing dims put back on G, and matmul's broadcasting
  * (the engine sums broadcast batch dims back to each input's shape; for
  * addbmm, matmul broadcasts G over the summed batch). */
@@ -41,13 +43,16 @@ static em_status product_backward(const em_node *n, em_tensor *const *go, em_ten
     if (g && a_vec) g = X(em_unsqueeze(g, gdim - !b_vec));
     const em_tensor *A2 = a_vec ? X(em_unsqueeze(A, 0)) : A, *B2 = b_vec ? X(em_unsqueeze(B, 1)) : B;
     if (a.failed) DONE();
+    const bool a_cm = col_major(A2), b_cm = col_major(B2);
     if (em_node_needs_grad(n, 0)) {
-        em_tensor *d = col_major(A2) ? X(em_transpose(X(em_matmul(B2, X(em_transpose(g, -1, -2)))), -1, -2))
+        B2 = X(em_conj_if_complex(B2));
+        em_tensor *d = !B2 ? NULL : a_cm ? X(em_transpose(X(em_matmul(B2, X(em_transpose(g, -1, -2)))), -1, -2))
                                      : X(em_matmul(g, X(em_transpose(B2, -1, -2))));
         GRAD(0, a_vec && d ? X(em_squeeze_dim(d, -2)) : d);
     }
     if (em_node_needs_grad(n, 1)) {
-        em_tensor *d = col_major(B2) ? X(em_transpose(X(em_matmul(X(em_transpose(g, -1, -2)), A2)), -1, -2))
+        A2 = X(em_conj_if_complex(A2));
+        em_tensor *d = !A2 ? NULL : b_cm ? X(em_transpose(X(em_matmul(X(em_transpose(g, -1, -2)), A2)), -1, -2))
                                      : X(em_matmul(X(em_transpose(A2, -1, -2)), g));
         GRAD(1, b_vec && d ? X(em_squeeze_dim(d, -1)) : d);
     }

@@ -98,7 +98,7 @@ static em_status batch_norm_recorded(const em_node *n, em_tensor *const *go, em_
     DONE();
 }
 
-EM_BACKWARD(batch_norm, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
+EM_BACKWARD(batch_norm, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2) | EM_NONDIFF_OUT(1) | EM_NONDIFF_OUT(2))
 {
     if (em_is_grad_enabled()) return batch_norm_recorded(n, go, gi);
     INPUT(x, 0);
@@ -128,7 +128,7 @@ static em_status layer_norm_recorded(const em_node *n, em_tensor *const *go, em_
     DONE();
 }
 
-EM_BACKWARD(layer_norm, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
+EM_BACKWARD(layer_norm, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2) | EM_NONDIFF_OUT(1) | EM_NONDIFF_OUT(2))
 {
     if (em_is_grad_enabled()) return layer_norm_recorded(n, go, gi);
     INPUT(x, 0);
@@ -162,7 +162,7 @@ static em_status group_norm_recorded(const em_node *n, em_tensor *const *go, em_
     DONE();
 }
 
-EM_BACKWARD(group_norm, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2))
+EM_BACKWARD(group_norm, EM_SAVE_IN(0) | EM_SAVE_IN(1) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2) | EM_NONDIFF_OUT(1) | EM_NONDIFF_OUT(2))
 {
     if (em_is_grad_enabled()) return group_norm_recorded(n, go, gi);
     INPUT(x, 0);

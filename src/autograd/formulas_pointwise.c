@@ -47,30 +47,31 @@ NO_DERIVATIVE(nextafter)
 NO_DERIVATIVE(heaviside)
 
 UNARY_IN(abs, X(em_mul(G, X(em_sign(x)))))
-UNARY_OUT(exp, X(em_mul(G, y)))
+UNARY_OUT(exp, X(em_mul(G, C(y))))
 UNARY_OUT(exp2, X(em_mul(G, X(em_mul(y, S(0.69314718055994530942))))))
 UNARY_OUT(expm1, X(em_mul(G, X(em_add(y, S(1), 1)))))
-UNARY_IN(log, X(em_div(G, x)))
+UNARY_IN(log, X(em_div(G, C(x))))
 UNARY_IN(log2, X(em_div(G, X(em_mul(x, S(0.69314718055994530942))))))
 UNARY_IN(log10, X(em_div(G, X(em_mul(x, S(2.30258509299404568402))))))
 UNARY_IN(log1p, X(em_div(G, X(em_add(x, S(1), 1)))))
-UNARY_OUT(sqrt, X(em_div(G, X(em_mul(y, S(2))))))
-UNARY_OUT(rsqrt, X(em_mul(G, X(em_mul(X(em_pow(y, S(3))), S(-0.5))))))
-UNARY_OUT(reciprocal, X(em_neg(X(em_mul(G, X(em_mul(y, y)))))))
-UNARY_IN(square, X(em_mul(G, X(em_mul(x, S(2))))))
-UNARY_IN(sin, X(em_mul(G, X(em_cos(x)))))
-UNARY_IN(cos, X(em_neg(X(em_mul(G, X(em_sin(x)))))))
-UNARY_OUT(tan, X(em_mul(G, X(em_add(X(em_mul(y, y)), S(1), 1)))))
-UNARY_OUT(tanh, X(em_mul(G, X(em_sub(S(1), X(em_mul(y, y)), 1)))))
-UNARY_OUT(sigmoid, X(em_mul(G, X(em_mul(y, X(em_sub(S(1), y, 1)))))))
-UNARY_IN(sinh, X(em_mul(G, X(em_cosh(x)))))
-UNARY_IN(cosh, X(em_mul(G, X(em_sinh(x)))))
-UNARY_IN(asin, X(em_mul(G, X(em_rsqrt(X(em_sub(S(1), X(em_mul(x, x)), 1)))))))
-UNARY_IN(acos, X(em_neg(X(em_mul(G, X(em_rsqrt(X(em_sub(S(1), X(em_mul(x, x)), 1)))))))))
-UNARY_IN(atan, X(em_div(G, X(em_add(X(em_mul(x, x)), S(1), 1)))))
-UNARY_IN(asinh, X(em_mul(G, X(em_rsqrt(X(em_add(X(em_mul(x, x)), S(1), 1)))))))
-UNARY_IN(acosh, X(em_mul(G, X(em_rsqrt(X(em_sub(X(em_mul(x, x)), S(1), 1)))))))
-UNARY_IN(atanh, X(em_div(G, X(em_sub(S(1), X(em_mul(x, x)), 1)))))
+UNARY_OUT(sqrt, X(em_div(G, C(X(em_mul(y, S(2)))))))
+UNARY_OUT(rsqrt, X(em_mul(G, C(X(em_mul(X(em_pow(y, S(3))), S(-0.5)))))))
+UNARY_OUT(reciprocal, X(em_neg(X(em_mul(G, C(X(em_mul(y, y))))))))
+UNARY_IN(square, X(em_mul(G, C(X(em_mul(x, S(2)))))))
+UNARY_IN(sin, X(em_mul(G, C(X(em_cos(x))))))
+UNARY_IN(cos, X(em_neg(X(em_mul(G, C(X(em_sin(x))))))))
+UNARY_OUT(tan, X(em_mul(G, C(X(em_add(X(em_mul(y, y)), S(1), 1))))))
+UNARY_OUT(tanh, X(em_mul(G, C(X(em_sub(S(1), X(em_mul(y, y)), 1))))))
+UNARY_OUT(sigmoid, X(em_mul(G, C(X(em_mul(y, X(em_sub(S(1), y, 1))))))))
+UNARY_IN(sinh, X(em_mul(G, C(X(em_cosh(x))))))
+UNARY_IN(cosh, X(em_mul(G, C(X(em_sinh(x))))))
+UNARY_IN(asin, X(em_mul(G, C(X(em_rsqrt(X(em_sub(S(1), X(em_mul(x, x)), 1))))))))
+UNARY_IN(acos, X(em_neg(X(em_mul(G, C(X(em_rsqrt(X(em_sub(S(1), X(em_mul(x, x)), 1))))))))))
+UNARY_IN(atan, X(em_div(G, C(X(em_add(X(em_mul(x, x)), S(1), 1))))))
+UNARY_IN(asinh, X(em_mul(G, C(X(em_rsqrt(X(em_add(X(em_mul(x, x)), S(1), 1))))))))
+/* acosh' = 1 / (sqrt(x - 1) sqrt(x + 1)): for complex x not 1 / sqrt(x^2 - 1), whose branch cut differs */
+UNARY_IN(acosh, X(em_mul(G, C(X(em_mul(X(em_rsqrt(X(em_sub(x, S(1), 1)))), X(em_rsqrt(X(em_add(x, S(1), 1))))))))))
+UNARY_IN(atanh, X(em_div(G, C(X(em_sub(S(1), X(em_mul(x, x)), 1))))))
 /* erf' = 2/sqrt(pi) exp(-x^2); erfinv' = sqrt(pi)/2 exp(erfinv(x)^2) */
 UNARY_IN(erf, X(em_mul(G, X(em_mul(X(em_exp(X(em_neg(X(em_mul(x, x)))))), S(1.12837916709551257390))))))
 UNARY_IN(erfc, X(em_mul(G, X(em_mul(X(em_exp(X(em_neg(X(em_mul(x, x)))))), S(-1.12837916709551257390))))))
@@ -110,8 +111,8 @@ EM_BACKWARD(mul, EM_SAVE_IN(0) | EM_SAVE_IN(1))
     em_arena a = {0};
     INPUT(x, 0);
     INPUT(y, 1);
-    GRAD(0, X(em_mul(G, y)));
-    GRAD(1, X(em_mul(G, x)));
+    GRAD(0, X(em_mul(G, C(y))));
+    GRAD(1, X(em_mul(G, C(x))));
     DONE();
 }
 EM_BACKWARD(div, EM_SAVE_IN(0) | EM_SAVE_IN(1))
@@ -119,8 +120,8 @@ EM_BACKWARD(div, EM_SAVE_IN(0) | EM_SAVE_IN(1))
     em_arena a = {0};
     INPUT(x, 0);
     INPUT(y, 1);
-    GRAD(0, X(em_div(G, y)));
-    GRAD(1, X(em_neg(X(em_div(X(em_mul(G, x)), X(em_mul(y, y)))))));
+    GRAD(0, X(em_div(G, C(y))));
+    GRAD(1, X(em_neg(X(em_mul(G, C(X(em_div(x, X(em_mul(y, y))))))))));
     DONE();
 }
 /* remainder and fmod: x - y * q, with q = div_floor (div_trunc) piecewise constant */
@@ -145,11 +146,13 @@ static em_status pow_grads(const em_node *n, em_tensor *const *go, em_tensor **g
     em_arena a = {0};
     if (em_node_needs_grad(n, 0)) {
         em_tensor *d = X(em_mul(b, X(em_pow(x, X(em_sub(b, S(1), 1))))));
-        GRAD(0, X(em_mul(G, X(em_where(X(em_eq(b, S(0))), S(0), d)))));
+        GRAD(0, X(em_mul(G, C(X(em_where(X(em_eq(b, S(0))), S(0), d))))));
     }
-    if (em_node_needs_grad(n, 1)) {
-        em_tensor *zero = AND(X(em_eq(x, S(0))), X(em_ge(b, S(0))));
-        GRAD(1, X(em_mul(G, X(em_where(zero, S(0), X(em_mul(y, X(em_log(x)))))))));
+    if (em_node_needs_grad(n, 1)) { /* (a complex b: the sign of its real part) */
+        bool b_complex = em_dtype_is_complex((em_dtype)b->dtype);
+        const em_tensor *b_re = b_complex ? X(em_select(X(em_view_as_real(X(em_detach(b)))), -1, 0)) : b; /* a mask */
+        em_tensor *zero = AND(X(em_eq(x, S(0))), X(em_ge(b_re, S(0))));
+        GRAD(1, X(em_mul(G, C(X(em_where(zero, S(0), X(em_mul(y, X(em_log(x))))))))));
     }
     DONE();
 }

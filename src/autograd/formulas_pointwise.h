@@ -9,6 +9,8 @@
 
 #define S(v) X(em_scalar_float(v))
 #define P(k) (n->call.f[k])
+/* conj(v) for a complex v, v itself otherwise (Note [Complex gradients]) */
+#define C(v) X(em_conj_if_complex(v))
 /* Saved input i (borrowed), or return the version (or freed-graph) error. */
 #define INPUT(v, i)                                    \
     const em_tensor *v = em_node_input(n, i);          \

@@ -21,6 +21,7 @@
 #include <math.h>
 
 #define S(v) X(em_scalar_float(v))
+#define C(v) X(em_conj_if_complex(v)) /* Note [Complex gradients] */
 #define INPUT(v, i)                                    \
     const em_tensor *v = em_node_input(n, i);          \
     if (!v) return em_error_code()
@@ -144,7 +145,7 @@ EM_BACKWARD(prod, EM_SAVE_IN(0))
     em_tensor *at_one_zero = X(em_where(zero, nonzero_prod, S(0)));
     em_tensor *d = X(em_where(X(em_eq(zeros, S(0))), X(em_div(nonzero_prod, nonzero_x)),
                               X(em_where(X(em_eq(zeros, S(1))), at_one_zero, S(0)))));
-    GRAD(0, X(em_mul(X(keepdim(n, G)), d)));
+    GRAD(0, X(em_mul(X(keepdim(n, G)), C(d))));
     DONE();
 }
 
@@ -411,9 +412,9 @@ EM_BACKWARD(cumprod, RESULT_AND_INPUT)
     em_tensor *first = X(em_logical_and(zero, X(em_eq(zeros_so_far, S(1)))));
     em_tensor *y = X(forward_result(n, x));
     em_tensor *safe_x = X(em_where(zero, S(1), x));
-    em_tensor *g_before = X(em_div(X(reverse_cumsum(X(em_mul(G, y)), d)), safe_x));
+    em_tensor *g_before = X(em_div(X(reverse_cumsum(X(em_mul(G, C(y))), d)), C(safe_x)));
     em_tensor *y_first_as_1 = X(em_cumprod(X(em_where(first, S(1), x)), d, EM_DTYPE_NONE));
-    em_tensor *g_first = X(reverse_cumsum(X(em_mul(G, y_first_as_1)), d));
+    em_tensor *g_first = X(reverse_cumsum(X(em_mul(G, C(y_first_as_1))), d));
     GRAD(0, X(em_where(before, g_before, X(em_where(first, g_first, S(0))))));
     DONE();
 }

@@ -356,3 +356,11 @@ EM_BACKWARD(masked_select, EM_SAVE_IN(1))
     GRAD(0, X(em_masked_scatter(ZEROS_OF(0), mask, G)));
     DONE();
 }
+
+/* fill_ / zero_ overwrite every element: nothing flows to the old values */
+EM_BACKWARD(fill, 0)
+{
+    em_arena a = {0};
+    GRAD(0, X(em_zeros_like(G, EM_DTYPE_NONE)));
+    DONE();
+}

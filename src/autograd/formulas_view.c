@@ -10,7 +10,17 @@
  * (record.c refuses views of expanded tensors), so that read is exact. Every
  * step is an Ember op, so with create_graph the backward is recorded too.
  * CopySlices, the node of an in-place write through a view, moves gradients
- * between the same two geometries the other way. */
+ * between the same two geometries the other way.
+ *
+ * Note [Retyped views]
+ * view_as_real / view_as_complex make a view whose dtype is not its base's
+ * (one complex element is two real ones), each geometry counting its own
+ * elements. Gradients cross such a pair in real units: the complex side's
+ * geometry gains a last dim of 2 (strides and offset doubled, as
+ * view_as_real), a complex gradient is read through view_as_real, and a
+ * result for the complex side is viewed back with view_as_complex. Masks
+ * (CopySlices' written elements) are real, in real units, so that writing
+ * one part of a complex element keeps the other part's gradient. */
 #include "autograd.h"
 #include "ember/ember.h"
 
@@ -95,6 +105,11 @@ em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_s
         g = s;
         vs[d] = 1;
     }
+    if (g && recording && em_geometry_overlaps(g->ndim, g->sizes, g->strides)) {
+        em_tensor *c = em_contiguous(g); /* an expanded gradient (sum's): no view of it is recorded */
+        em_release(g);
+        g = c;
+    }
     if (!g) return NULL;
     bool empty = false; /* either side empty: nothing moves, the result is zeros shaped like `to` */
     for (int d = 0; d < to->ndim; d++) empty |= to->sizes[d] == 0;
@@ -138,12 +153,72 @@ em_tensor *em_restride(const em_tensor *grad, const em_strided *from, const em_s
     return r;
 }
 
+static bool is_complex(int dt) { return em_dtype_is_complex((em_dtype)dt); }
+
+/* A geometry in real units (Note [Retyped views]): a complex one gains the
+ * (real, imag) dim; a real one is unchanged. */
+typedef struct real_geom {
+    em_strided s;
+    int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS];
+} real_geom;
+
+static void real_units(real_geom *r, const em_strided *s, bool is_cplx)
+{
+    r->s = *s;
+    if (!is_cplx) return;
+    for (int d = 0; d < s->ndim; d++) r->sizes[d] = s->sizes[d], r->strides[d] = 2 * s->strides[d];
+    r->sizes[s->ndim] = 2, r->strides[s->ndim] = 1;
+    r->s = (em_strided){s->ndim + 1, r->sizes, r->strides, 2 * s->offset};
+}
+
+/* A real tensor with a last dim of 2 seen as complex (copied first when its
+ * layout does not allow the view). Borrows r. */
+static em_tensor *as_complex(const em_tensor *r)
+{
+    if (!r) return NULL;
+    bool viewable = r->strides[r->ndim - 1] == 1 && r->offset % 2 == 0;
+    for (int d = 0; d < r->ndim - 1; d++) viewable &= r->strides[d] % 2 == 0;
+    em_tensor *c = viewable ? em_retain((em_tensor *)r) : em_clone(r), *v = c ? em_view_as_complex(c) : NULL;
+    em_release(c);
+    return v;
+}
+
+/* A complex gradient seen as (real, imag) pairs (view_as_real), copied first
+ * when it is real (a hook may hand one) or overlaps itself (an expanded
+ * gradient: no view of it is recorded). */
+static em_tensor *real_pairs(const em_tensor *g)
+{
+    em_tensor *c = !is_complex(g->dtype) ? em_to_dtype(g, em_dtype_to_complex((em_dtype)g->dtype))
+                   : em_geometry_overlaps(g->ndim, g->sizes, g->strides) ? em_contiguous(g)
+                                                                         : em_retain((em_tensor *)g);
+    em_tensor *r = c ? em_view_as_real(c) : NULL;
+    em_release(c);
+    return r;
+}
+
+/* em_restride across a retyped view: g (a gradient of dtype-kind
+ * `from_complex`) moved onto `to`, in `to`'s kind. */
+static em_tensor *move(const em_tensor *g, const em_strided *from, bool from_complex, const em_strided *to,
+                       bool to_complex)
+{
+    if (from_complex == to_complex) return em_restride(g, from, to);
+    real_geom f, t;
+    real_units(&f, from, from_complex);
+    real_units(&t, to, to_complex);
+    em_tensor *gr = from_complex ? real_pairs(g) : (em_tensor *)g;
+    if (!gr) return NULL;
+    em_tensor *r = em_restride(gr, &f.s, &t.s), *out = to_complex ? as_complex(r) : r;
+    if (from_complex) em_release(gr);
+    if (to_complex) em_release(r);
+    return out;
+}
+
 em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in)
 {
     const em_view_geom *v = n->view;
     em_strided view = {v->ndim, v->sizes, v->strides, v->offset};
     em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, v->base_strides, v->base_offset};
-    grad_in[0] = em_restride(grad_out[0], &view, &base);
+    grad_in[0] = move(grad_out[0], &view, is_complex(v->dtype), &base, is_complex(n->in_geom[0].dtype));
     return grad_in[0] ? EM_OK : em_error_code();
 }
 
@@ -155,18 +230,26 @@ em_status em_copy_slices_backward(const em_node *n, em_tensor *const *grad_out, 
     const em_view_geom *v = n->view;
     em_strided view = {v->ndim, v->sizes, v->strides, v->offset};
     em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, v->base_strides, v->base_offset};
+    bool view_complex = is_complex(v->dtype), base_complex = is_complex(n->in_geom[0].dtype);
     em_arena a = {0};
     em_tensor *const *go = grad_out, **gi = grad_in;
     if (em_node_needs_grad(n, 0)) {
-        /* 1 where the root was not written: a constant, made without history */
+        /* 1 where the root was not written: a constant, made without history,
+         * in real units when the view is retyped (Note [Retyped views]) */
+        bool retyped = view_complex != base_complex;
+        real_geom vr, br;
+        real_units(&vr, &view, retyped && view_complex);
+        real_units(&br, &base, retyped && base_complex);
         bool was = em_is_grad_enabled();
         em_set_grad_enabled(false);
-        em_tensor *ones = X(em_ones(view.ndim, view.sizes, (em_dtype)G->dtype));
-        em_tensor *written = ones ? X(em_restride(ones, &view, &base)) : NULL;
+        em_dtype mask_dt = retyped ? em_dtype_to_real((em_dtype)G->dtype) : (em_dtype)G->dtype;
+        em_tensor *ones = X(em_ones(vr.s.ndim, vr.s.sizes, mask_dt));
+        em_tensor *written = ones ? X(em_restride(ones, &vr.s, &br.s)) : NULL;
         em_tensor *one = X(em_scalar_float(1)), *kept = written ? X(em_sub(one, written, 1)) : NULL;
         em_set_grad_enabled(was);
-        GRAD(0, X(em_mul(G, kept)));
+        if (retyped && base_complex) GRAD(0, X(as_complex(X(em_mul(X(real_pairs(G)), kept)))));
+        else GRAD(0, X(em_mul(G, kept)));
     }
-    GRAD(1, X(em_restride(G, &base, &view)));
+    GRAD(1, X(move(G, &base, base_complex, &view, view_complex)));
     DONE();
 }

@@ -258,7 +258,7 @@ static em_status wrap_output(em_function_ctx *ctx, const em_tensor *const *in, e
     em_node *n = ctx->node;
     bool is_input = contains((em_tensor *const *)in, ctx->nin, t), dirty = contains(ctx->dirty, ctx->ndirty, t);
     if (n) em_geometry_of(&n->out_geom[k], t);
-    if (!n || contains(ctx->nondiff, ctx->nnondiff, t) || !em_dtype_is_float((em_dtype)t->dtype)) {
+    if (!n || contains(ctx->nondiff, ctx->nnondiff, t) || !em_dtype_differentiable(t->dtype)) {
         if ((is_input && !dirty) || em_requires_grad(t)) return alias_in_place(&out[k]);
         return EM_OK;
     }

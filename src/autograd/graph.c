@@ -166,7 +166,7 @@ em_tensor *em_node_unpack_output(const em_node *n, int k)
 {
     const em_tensor *y = em_saved_unpack(n, &n->out[k], "output");
     if (!y) return NULL;
-    if (!em_grad_mode() || !em_dtype_is_float(em_dtype_of(y))) return em_retain((em_tensor *)y); /* no history */
+    if (!em_grad_mode() || !em_dtype_differentiable(em_dtype_of(y))) return em_retain((em_tensor *)y); /* no history */
     em_tensor *r = em_detach(y);
     if (r && em_set_history(r, (em_node *)n, k)) {
         em_release(r);
@@ -262,9 +262,7 @@ em_status em_set_requires_grad(em_tensor *t, bool requires_grad)
                        "use a computed variable in a subgraph that doesn't require differentiation use "
                        "var_no_grad = var.detach().");
     }
-    if (requires_grad && em_dtype_is_complex((em_dtype)t->dtype))
-        return em_fail(EM_ERR_NOT_IMPLEMENTED, "autograd of complex tensors is not implemented in Ember");
-    if (requires_grad && !em_dtype_is_float((em_dtype)t->dtype))
+    if (requires_grad && !em_dtype_differentiable(t->dtype))
         return em_fail(EM_ERR_RUNTIME, "only Tensors of floating point dtype can require gradients");
     if (requires_grad && em_is_inference(t) && !em_inference_mode())
         return em_fail(EM_ERR_RUNTIME, "Setting requires_grad=True on inference tensor outside InferenceMode is not "

@@ -33,6 +33,7 @@ static em_node *view_node(const char *name, em_backward_fn fn, int nin, const em
     memcpy(v->base_strides, base->strides, base->ndim * sizeof *base->strides);
     v->base_offset = base->offset;
     v->ndim = view->ndim;
+    v->dtype = view->dtype;
     memcpy(v->sizes, view->sizes, view->ndim * sizeof *view->sizes);
     memcpy(v->strides, view->strides, view->ndim * sizeof *view->strides);
     v->offset = view->offset;
@@ -54,9 +55,34 @@ static em_status set_view_history(em_tensor *t, const em_tensor *base, const cha
     return st;
 }
 
+/* View t of a self-overlapping view (an expand) whose history is the view
+ * node bn: recorded against bn's own base, a geometry the backward can map
+ * (the overlapping one it cannot). */
+static em_status set_view_history_via(em_tensor *t, const em_node *bn, const char *name)
+{
+    em_node *n = em_node_new(name, em_view_backward, 1, 1, true);
+    if (!n) return em_error_code();
+    n->in_geom[0] = bn->in_geom[0];
+    *n->view = *bn->view;
+    n->view->ndim = t->ndim;
+    memcpy(n->view->sizes, t->sizes, t->ndim * sizeof *t->sizes);
+    memcpy(n->view->strides, t->strides, t->ndim * sizeof *t->strides);
+    n->view->offset = t->offset;
+    em_geometry_of(&n->out_geom[0], t);
+    n->next[0] = bn->next[0];
+    if (n->next[0].node) em_node_retain(n->next[0].node);
+    em_status st = em_set_history(t, n, 0);
+    em_node_release(n);
+    return st;
+}
+
 em_status em_record_view(const em_tensor *base, em_tensor *view)
 {
-    if (!em_dtype_is_float((em_dtype)base->dtype) || !em_requires_grad(base)) return EM_OK;
+    if (!em_dtype_differentiable(base->dtype) || !em_requires_grad(base)) return EM_OK;
+    const em_node *bn = em_grad_fn(base);
+    if (bn && bn->apply == em_view_backward && em_geometry_overlaps(base->ndim, base->sizes, base->strides) &&
+        !em_geometry_overlaps(bn->in_geom[0].ndim, bn->in_geom[0].sizes, bn->view->base_strides))
+        return set_view_history_via(view, bn, "AsStridedBackward0");
     return set_view_history(view, base, "ViewBackward0");
 }
 
@@ -64,7 +90,7 @@ em_status em_view_refresh(em_tensor *t)
 {
     em_tensor *root = em_view_root(t);
     uint64_t version = em_version(t);
-    if (root == t || version == t->view_version || !em_dtype_is_float((em_dtype)t->dtype)) return EM_OK;
+    if (root == t || version == t->view_version || !em_dtype_differentiable(t->dtype)) return EM_OK;
     em_meta *m = em_meta_get(t);
     bool root_grad = em_requires_grad(root);
     if (!root_grad && !(m && m->grad_fn)) return EM_OK; /* nothing to follow (PyTorch keeps the version too) */

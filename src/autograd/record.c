@@ -56,7 +56,7 @@ static bool internal_alias(const em_call *c, int j)
 static bool writes_view(const em_call *c, int j)
 {
     const em_tensor *o = c->out[j];
-    return o && em_view_root(o) != o && em_dtype_is_float((em_dtype)o->dtype) && !internal_alias(c, j);
+    return o && em_view_root(o) != o && em_dtype_differentiable(o->dtype) && !internal_alias(c, j);
 }
 
 /* An output that gets no history (no input requires grad, or it is not
@@ -156,7 +156,7 @@ em_status em_autograd_run(const em_call *c, em_kernel k)
         em_tensor *out = c->out[j];
         if (!out) continue;
         em_geometry_of(&n->out_geom[j], out);
-        bool differentiable = em_dtype_is_float((em_dtype)out->dtype);
+        bool differentiable = em_dtype_differentiable(out->dtype) && !(saves & EM_NONDIFF_OUT(j));
         if (!differentiable) cut_history(out); /* (a formula may still save it: dropout's mask) */
         else if ((st = writes_view(c, j) ? em_rebase_view(out, n, j) : em_set_history(out, n, j))) break;
         if (saves & EM_SAVE_OUT(j)) {

@@ -139,6 +139,10 @@ em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device 
  * base is t's root base (em_view_root). */
 em_tensor *em_tensor_view(const em_tensor *t, int ndim, const int64_t *sizes,
                           const int64_t *strides, int64_t offset);
+/* The same in dtype dt, whose geometry counts dt's elements (view_as_real,
+ * view_as_complex: Note [Retyped views] in src/autograd/formulas_view.c). */
+em_tensor *em_tensor_view_as(const em_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides,
+                             int64_t offset, em_dtype dt);
 /* A tensor over t's storage with t's geometry that is not a view of t (no
  * base, no history): detach(), and what autograd saves. */
 em_tensor *em_tensor_alias(const em_tensor *t);

@@ -114,8 +114,13 @@ em_tensor *em_tensor_new(int ndim, const int64_t *sizes, em_dtype dt, em_device 
 em_tensor *em_tensor_view(const em_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                           int64_t offset)
 {
-    em_tensor *t = tensor_alloc(base->storage, ndim, sizes, strides, offset, (em_dtype)base->dtype,
-                                 (base->flags & EM_FLAG_INFERENCE) != 0);
+    return em_tensor_view_as(base, ndim, sizes, strides, offset, (em_dtype)base->dtype);
+}
+
+em_tensor *em_tensor_view_as(const em_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                             int64_t offset, em_dtype dt)
+{
+    em_tensor *t = tensor_alloc(base->storage, ndim, sizes, strides, offset, dt, (base->flags & EM_FLAG_INFERENCE) != 0);
     if (!t) return NULL;
     __atomic_add_fetch(&base->storage->refcount, 1, __ATOMIC_RELAXED);
     t->flags |= base->flags & EM_FLAG_MULTI_VIEW;
@@ -140,7 +145,8 @@ em_tensor *em_tensor_alias(const em_tensor *t)
 
 em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt)
 {
-    if (em_is_contiguous(t) || !em_tensor_is_dense(t)) return em_tensor_new(t->ndim, t->sizes, dt, t->storage->device);
+    if (em_is_contiguous(t) || !em_tensor_is_dense(t) || em_numel(t) == 0) /* empty: no layout to keep */
+        return em_tensor_new(t->ndim, t->sizes, dt, t->storage->device);
     /* dense but permuted: allocate the same layout over a fresh storage */
     int64_t bytes; /* (0 for an empty t, whose sizes - 1 are negative) */
     if (em_storage_extent(t->ndim, t->sizes, t->strides, 0, dt, &bytes, "empty_like")) return NULL;

@@ -376,11 +376,12 @@ em_tensor *em_unfold(const em_tensor *t, int dim, int64_t size, int64_t step)
         return em_error(EM_ERR_SHAPE, "maximum size for tensor at dimension %d is %lld but size is %lld", d,
                         (long long)n, (long long)size);
     if (step <= 0) return em_error(EM_ERR_SHAPE, "step is %lld but must be > 0", (long long)step);
+    if (t->ndim == 0) /* PyTorch: a 0-d t unfolds to (size,), no window dim */
+        return em_tensor_view(t, 1, (const int64_t[]){size}, (const int64_t[]){1}, t->offset);
     int64_t sz[EM_MAX_DIMS], st[EM_MAX_DIMS];
     memcpy(sz, t->sizes, sizeof sz);
     memcpy(st, t->strides, sizeof st);
-    int nd = t->ndim ? t->ndim : 1;
-    if (t->ndim == 0) sz[0] = 1, st[0] = 1;
+    int nd = t->ndim;
     sz[d] = (n - size) / step + 1;
     st[d] = step * s;
     sz[nd] = size;
@@ -481,17 +482,8 @@ int em_unbind(const em_tensor *t, int dim, em_tensor **out, int *n)
 /* ---- complex <-> real views ---------------------------------------------
  * view_as_real shows each complex element as its (real, imag) pair: a last
  * dim of 2, strides and offset doubled, in the parts' dtype; view_as_complex
- * is its inverse. Both share the storage. Autograd does not cross them yet. */
-static em_tensor *retyped_view(const em_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides,
-                               int64_t offset, em_dtype dt)
-{
-    if (em_requires_grad(t))
-        return em_error(EM_ERR_NOT_IMPLEMENTED, "autograd through complex <-> real views is not implemented in Ember");
-    em_tensor *r = em_tensor_view(t, ndim, sizes, strides, offset);
-    if (r) r->dtype = (int8_t)dt;
-    return r;
-}
-
+ * is its inverse. Both share the storage, and autograd crosses them (Note
+ * [Retyped views] in src/autograd/formulas_view.c). */
 em_tensor *em_view_as_real(const em_tensor *t)
 {
     if (EM_NULL(t)) return NULL;
@@ -501,7 +493,7 @@ em_tensor *em_view_as_real(const em_tensor *t)
     int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS];
     for (int d = 0; d < t->ndim; d++) sizes[d] = t->sizes[d], strides[d] = 2 * t->strides[d];
     sizes[t->ndim] = 2, strides[t->ndim] = 1;
-    return retyped_view(t, t->ndim + 1, sizes, strides, 2 * t->offset, em_dtype_to_real((em_dtype)t->dtype));
+    return em_tensor_view_as(t, t->ndim + 1, sizes, strides, 2 * t->offset, em_dtype_to_real((em_dtype)t->dtype));
 }
 
 em_tensor *em_view_as_complex(const em_tensor *t)
@@ -522,5 +514,5 @@ em_tensor *em_view_as_complex(const em_tensor *t)
         strides[d] = t->strides[d] / 2;
     }
     if (t->offset % 2) return em_error(EM_ERR_RUNTIME, "Tensor must have a storage_offset divisible by 2");
-    return retyped_view(t, n - 1, t->sizes, strides, t->offset / 2, em_dtype_to_complex(dt));
+    return em_tensor_view_as(t, n - 1, t->sizes, strides, t->offset / 2, em_dtype_to_complex(dt));
 }

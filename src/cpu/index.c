@@ -96,6 +96,8 @@ APPLY_FN(copy_1, uint8_t, uint8_t, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
 APPLY_FN(copy_2, uint16_t, uint16_t, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
 APPLY_FN(copy_4, uint32_t, uint32_t, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
 APPLY_FN(copy_8, uint64_t, uint64_t, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
+typedef struct bytes16 { uint64_t w[2]; } bytes16; /* complex128 */
+APPLY_FN(copy_16, bytes16, bytes16, LD_ID, ST_ID, NO_SETUP, COPY_ELEM)
 
 #define INT_LOOPS(DT)                                                                  \
     APPLY_FN(sum_##DT, em_##DT##_t, em_##DT##_t, LD_ID, ST_ID, INT_SETUP, SUM_INT)     \
@@ -118,13 +120,16 @@ FLOAT_LOOPS(F64, double, double, LD_ID, ST_ID)
 FLOAT_LOOPS(F16, uint16_t, float, LD_F16, ST_F16)
 FLOAT_LOOPS(BF16, uint16_t, float, LD_BF16, ST_BF16)
 
+/* complex: sums only (accumulating index_put/put: complex gradients) */
+APPLY_FN(sum_C64, float _Complex, float _Complex, LD_ID, ST_ID, FLOAT_SETUP, SUM_FLOAT)
+APPLY_FN(sum_C128, double _Complex, double _Complex, LD_ID, ST_ID, FLOAT_SETUP, SUM_FLOAT)
 APPLY_FN(sum_BOOL, bool, bool, LD_ID, ST_ID, BOOL_SETUP, SUM_BOOL_ELEM)
 APPLY_FN(prod_BOOL, bool, bool, LD_ID, ST_ID, NO_SETUP, PROD_BOOL_ELEM)
 
 #define ALL_ENTRIES(op) [EM_U8] = op##_U8, [EM_I8] = op##_I8, [EM_I16] = op##_I16, [EM_I32] = op##_I32, \
     [EM_I64] = op##_I64, [EM_F16] = op##_F16, [EM_F32] = op##_F32, [EM_F64] = op##_F64, [EM_BF16] = op##_BF16
 static const apply_fn mode_loops[][EM_DTYPE_COUNT] = {
-    [EM_INDEX_SUM] = {ALL_ENTRIES(sum), [EM_BOOL] = sum_BOOL},
+    [EM_INDEX_SUM] = {ALL_ENTRIES(sum), [EM_BOOL] = sum_BOOL, [EM_C64] = sum_C64, [EM_C128] = sum_C128},
     [EM_INDEX_MEAN] = {ALL_ENTRIES(sum)}, /* the sum; counts and the division follow */
     [EM_INDEX_PROD] = {ALL_ENTRIES(prod), [EM_BOOL] = prod_BOOL},
     [EM_INDEX_AMAX] = {ALL_ENTRIES(amax), [EM_BOOL] = sum_BOOL},
@@ -133,7 +138,7 @@ static const apply_fn mode_loops[][EM_DTYPE_COUNT] = {
 
 static apply_fn copy_loop(size_t size)
 {
-    return size == 1 ? copy_1 : size == 2 ? copy_2 : size == 4 ? copy_4 : copy_8;
+    return size == 1 ? copy_1 : size == 2 ? copy_2 : size == 4 ? copy_4 : size == 8 ? copy_8 : copy_16;
 }
 
 /* ---- validation ------------------------------------------------------- */

@@ -18,7 +18,7 @@ static inline double mul_sigmoid(double y, double z)
     return y * (z >= 0 ? 1.0 : e) / (1.0 + e);
 }
 
-UNARY_FLOATS(sigmoid, em_vsigmoidf(a), mul_sigmoid(1.0, a))
+UNARY_FLOATS_COMPLEX(sigmoid, em_vsigmoidf(a), mul_sigmoid(1.0, a), 1.0f / (1.0f + cexpf(-a)), 1.0 / (1.0 + cexp(-a)))
 UNARY_FLOATS(silu, em_vsiluf(a), mul_sigmoid(a, a))
 UNARY_FLOATS(mish, em_vmishf(a), a * tanh(log1p(exp(a))))
 /* log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)) */

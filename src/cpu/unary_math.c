@@ -14,7 +14,7 @@ UNARY_LIBM(log2, log2)
 UNARY_LIBM(log10, log10)
 UNARY_FLOATS(log1p, em_vlog1pf(a), log1p(a))
 UNARY_LIBM_COMPLEX(sqrt, sqrt)
-UNARY_FLOATS(rsqrt, 1.0f / sqrtf(a), 1.0 / sqrt(a))
+UNARY_FLOATS_COMPLEX(rsqrt, 1.0f / sqrtf(a), 1.0 / sqrt(a), 1.0f / csqrtf(a), 1.0 / csqrt(a))
 UNARY_FLOATS_COMPLEX(reciprocal, 1.0f / a, 1.0 / a, 1.0f / a, 1.0 / a)
 
 UNARY_LIBM_COMPLEX(sin, sin)

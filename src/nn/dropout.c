@@ -84,9 +84,9 @@ static em_tensor *dropout_composite(const em_tensor *x, double p, bool train, bo
 {
     if (!x) return em_error(EM_ERR_VALUE, "dropout: input is NULL");
     if (check_p(p)) return NULL;
+    if (passes_through(x, p, train)) return em_retain((em_tensor *)x); /* before the rank check, as PyTorch */
     if (feature && x->ndim < 2)
         return em_error(EM_ERR_SHAPE, "Feature dropout requires at least 2 dimensions in the input");
-    if (passes_through(x, p, train)) return em_retain((em_tensor *)x);
     if (!em_dtype_is_float((em_dtype)x->dtype))
         return em_error(EM_ERR_DTYPE, "\"bernoulli_scalar_cpu_\" not implemented for '%s'", em_dtypes[x->dtype].scalar_name);
     if (p == 1) { /* zeros, with a zero gradient */

@@ -91,6 +91,7 @@ em_tensor *em_batch_norm(const em_tensor *x, const em_tensor *weight, const em_t
                          double eps)
 {
     em_tensor *out[3];
+    if (x && em_numel(x) == 0) return em_clone(x); /* PyTorch checks nothing else on an empty input */
     if (em_native_batch_norm(out, x, weight, bias, running_mean, running_var, training, momentum, eps)) return NULL;
     em_release(out[1]);
     em_release(out[2]);

@@ -26,9 +26,10 @@ static em_status fill(em_tensor *t, double value, double imag, int64_t ivalue)
 {
     if (!t) return em_fail(EM_ERR_VALUE, "fill_: tensor is NULL");
     if (em_check_overlap(t, NULL, "fill_")) return em_error_code();
-    em_call c = {.op = EM_OP_fill, .nout = 1, .dtype = (em_dtype)t->dtype};
+    em_call c = {.op = EM_OP_fill, .nin = 1, .nout = 1, .dtype = (em_dtype)t->dtype};
     c.out[0] = t;
-    c.operand_dtypes[0] = t->dtype;
+    c.in[0] = t;
+    c.operand_dtypes[0] = c.operand_dtypes[1] = t->dtype;
     c.f[0] = value;
     c.f[1] = imag;
     c.i[0] = ivalue;

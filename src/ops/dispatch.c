@@ -22,11 +22,12 @@ const em_op_info em_ops[EM_OP_COUNT] = {
 static const bool complex_kernels[EM_OP_COUNT] = {
 #define OK(op) [EM_OP_##op] = true,
     OK(copy) OK(fill) OK(add) OK(sub) OK(mul) OK(div) OK(pow) OK(neg) OK(square) OK(reciprocal) OK(exp) OK(log)
-    OK(sqrt) OK(sin) OK(cos) OK(tan) OK(asin) OK(acos) OK(atan) OK(sinh) OK(cosh) OK(tanh) OK(asinh) OK(acosh)
+    OK(sqrt) OK(rsqrt) OK(sigmoid) OK(sin) OK(cos) OK(tan) OK(asin) OK(acos) OK(atan) OK(sinh) OK(cosh) OK(tanh) OK(asinh) OK(acosh)
     OK(atanh) OK(eq) OK(ne) OK(where) OK(sum) OK(mean) OK(prod) OK(mm) OK(bmm) OK(addmm) OK(baddbmm) OK(addbmm)
     OK(mv) OK(addmv) OK(dot) OK(cat) OK(stack) OK(hstack) OK(vstack) OK(dstack) OK(flip) OK(fliplr) OK(flipud)
-    OK(roll) OK(rot90) OK(repeat) OK(tile) OK(index_select) OK(gather) OK(take) OK(index) OK(index_put)
+    OK(roll) OK(rot90) OK(repeat) OK(tile) OK(index_select) OK(index_add) OK(gather) OK(scatter_add) OK(take) OK(put) OK(index) OK(index_put)
     OK(tril) OK(triu) OK(masked_fill) OK(cumsum) OK(cumprod)
+    OK(fft_c2c) OK(fft_r2c) OK(fft_c2r)
 #undef OK
 };
 

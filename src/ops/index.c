@@ -141,6 +141,11 @@ em_tensor *em_index_scalar_value(const em_tensor *value, em_dtype dt, const char
     if (value->ndim != 0)
         return em_error(EM_ERR_RUNTIME, "%s only supports a 0-dimensional value tensor, but got tensor with %d "
                         "dimension(s).", op, value->ndim);
+    double re, im = 0;
+    if (em_dtype_is_complex((em_dtype)value->dtype) && !em_dtype_is_complex(dt) && !em_item_complex(value, &re, &im) &&
+        im != 0) /* as PyTorch's checked scalar conversion */
+        return em_error(EM_ERR_RUNTIME, "value cannot be converted to type %s without overflow",
+                        em_dtypes[dt].name);
     em_tensor *v = em_tensor_new(0, NULL, dt, value->storage->device);
     if (v && em_copy_(v, value)) {
         em_release(v);

@@ -310,6 +310,8 @@ static em_tensor *batched_impl(int mode, em_op op, em_tensor *out, const em_tens
 {
     const char *name = em_ops[op].name;
     const bool reduce = op == EM_OP_addbmm;
+    if (reduce && mode == MODE_INPLACE) mode = MODE_OUT; /* PyTorch's addbmm_ is addbmm(out=self): self broadcasts
+                                                          * and is resized to the result */
     if (CHECK_NOT_NULL(name, b1, b2) || (input && CHECK_NOT_NULL(name, input))) return NULL;
     if (b1->ndim != 3) return em_error(EM_ERR_SHAPE, "batch1 must be a 3D tensor");
     if (b2->ndim != 3) return em_error(EM_ERR_SHAPE, "batch2 must be a 3D tensor");

@@ -18,34 +18,38 @@ static em_tensor *gather(const em_tensor *self, int dim, const em_tensor *index,
     if (!self || !index) return em_error(EM_ERR_VALUE, "%s: argument is NULL", op);
     int d = em_wrap_dim(dim, self->ndim, op);
     if (d < 0) return NULL;
-    if (index->dtype != EM_I64)
+    /* PyTorch checks nothing of an empty index, not even its dtype; the empty
+     * result is still recorded, so that it has self's history */
+    const bool empty = em_numel(index) == 0;
+    if (!empty && index->dtype != EM_I64)
         return em_error(EM_ERR_DTYPE, "%s: Expected dtype int64 for index, but got %s", op, em_dtypes[index->dtype].name);
-    em_tensor *out = em_tensor_new(index->ndim, index->sizes, (em_dtype)self->dtype, self->storage->device);
-    if (!out || em_numel(index) == 0) return out;
-    if (nonempty_dim(index) != nonempty_dim(self)) {
-        em_release(out);
+    if (!empty && nonempty_dim(index) != nonempty_dim(self))
         return em_error(EM_ERR_RUNTIME, "%s: Index tensor must have the same number of dimensions as input tensor", op);
-    }
-    for (int i = 0; i < nonempty_dim(self); i++) {
-        if (i != d && em_index_size_at(index, i) > em_index_size_at(self, i)) {
-            em_release(out);
+    for (int i = 0; !empty && i < nonempty_dim(self); i++) {
+        if (i != d && em_index_size_at(index, i) > em_index_size_at(self, i))
             return em_error(EM_ERR_RUNTIME, "%s: Size does not match at dimension %d expected index %s to be smaller "
                             "than self %s apart from dimension %d", op, i, em_shape_str(index->ndim, index->sizes),
                             em_shape_str(self->ndim, self->sizes), d);
-        }
     }
-    em_tensor *src = em_index_restride(self, index->ndim, index->sizes, d);
+    em_tensor *out = em_tensor_new(index->ndim, index->sizes, (em_dtype)self->dtype, self->storage->device);
+    em_tensor *idx = index->dtype == EM_I64 ? em_retain((em_tensor *)index)
+                                             : em_tensor_new(index->ndim, index->sizes, EM_I64, index->storage->device);
+    /* (an empty index may have another rank than self: its view of self reads nothing, all strides 0) */
+    static const int64_t none[EM_MAX_DIMS];
+    em_tensor *src = !out || !idx ? NULL
+                     : empty      ? em_index_view(self, index->ndim, index->sizes, none, self->offset)
+                                  : em_index_restride(self, index->ndim, index->sizes, d);
     em_index_plan p;
     em_index_plan_init(&p);
-    em_status st = src ? em_index_plan_add(&p, em_retain((em_tensor *)index), index, em_index_size_at(self, d),
-                                           self->ndim ? self->strides[d] : 0, d)
+    em_status st = src ? em_index_plan_add(&p, em_retain(idx), idx, em_index_size_at(self, d),
+                                           self->ndim && !empty ? self->strides[d] : 0, d)
                        : em_error_code();
     p.result = out;
-    p.operands[0] = self, p.operands[1] = index, p.noperands = 2;
+    p.operands[0] = self, p.operands[1] = idx, p.noperands = 2;
     p.iparams[0] = d;
     if (!st) st = em_index_run(EM_OP_gather, out, src, &p);
     em_index_plan_clear(&p);
-    em_release(src);
+    em_release(src), em_release(idx);
     return em_index_finish(out, st);
 }
 

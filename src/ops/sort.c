@@ -253,6 +253,10 @@ em_status em_kthvalue_out(em_tensor *values, em_tensor *indices, const em_tensor
     if (kth_checked(t, k, &dim, keepdim, &ndim, shape) || check_outs(values, indices, t, "kthvalue"))
         return em_error_code();
     if (!values) return em_fail(EM_ERR_VALUE, "kthvalue: out is NULL");
+    /* unlike sort's, kthvalue's outputs may not even alias t exactly (as PyTorch):
+     * resizing them would reshape t under the kernel */
+    if (em_check_no_overlap(values, t, "kthvalue") || em_check_no_overlap(indices, t, "kthvalue"))
+        return em_error_code();
     if (em_resize_(values, ndim, shape) || em_resize_(indices, ndim, shape)) return em_error_code();
     em_status st = kth_run(values, indices, t, k, dim, keepdim);
     if (st) return st;

@@ -191,10 +191,18 @@ TEST(inplace_on_root_regenerates_views)
     em_tensor *g = em_get_grad(l);
     CHECK(equals(g, (const double[]){0, 3, 3}, 3));
     RELEASE(s, g);
-    /* a write that records nothing cuts the root's and so the views' history */
+    /* fill_ is recorded, as PyTorch's: the root and its views keep a history
+     * that hands the overwritten values a zero gradient */
     em_set_grad(l, NULL);
-    CHECK(em_fill_(x, 1) == EM_OK && !em_requires_grad(v) && !em_requires_grad(x));
-    RELEASE(l, x, v, three);
+    CHECK(em_fill_(x, 1) == EM_OK && em_requires_grad(v) && em_requires_grad(x));
+    em_tensor *y = em_clone(l), *w = em_slice(y, 0, 1, 3, 1);
+    CHECK(em_fill_(y, 1) == EM_OK && !strcmp(fn_name(w), "AsStridedBackward0"));
+    s = sum_all(w);
+    CHECK(em_backward(1, &s, NULL, false, false, 0, NULL) == EM_OK);
+    g = em_get_grad(l);
+    CHECK(equals(g, (const double[]){0, 0, 0}, 3));
+    GRAD_COVER(EM_OP_fill);
+    RELEASE(s, g, y, w, l, x, v, three);
 }
 
 TEST(inplace_on_views_refused_or_checked)

@@ -101,6 +101,13 @@ TEST(sort_out_records_into_out)
     for (int k = 0; k < 6; k++) sum += tval(g, k);
     CHECK(sum == 2);
     RELEASE(x, v, i, g, ones);
+    /* kthvalue's values may not alias the input, as PyTorch (resizing them
+     * reshaped the input under the kernel) */
+    x = trand(EM_F64, SHAPE(10), -1, 1);
+    i = em_empty(SHAPE(0), EM_I64);
+    CHECK_ERR(em_kthvalue_out(x, i, x, 5, 0, false), EM_ERR_RUNTIME);
+    CHECK(tshape_is(x, SHAPE(10)));
+    RELEASE(x, i);
 }
 
 /* ---- index, index_put --------------------------------------------------------- */

@@ -117,6 +117,11 @@ TEST(gather_matches_reference)
     em_tensor *x = trand(EM_F64, SHAPE(3, 4), -1, 1), *s = em_tensor_scalar(5, EM_F32), *z = em_tensor_scalar(0, EM_I64);
     em_tensor *g0 = em_gather(s, 0, z), *ge = em_empty(SHAPE(0, 9), EM_I64), *gr = em_gather(x, 1, ge);
     CHECK(g0 && em_ndim(g0) == 0 && tval(g0, 0) == 5 && gr && tshape_is(gr, SHAPE(0, 9)));
+    /* an empty index of any dtype and rank: nothing checked, as PyTorch */
+    em_tensor *eu = em_empty(SHAPE(0), EM_U8), *e3 = em_empty(SHAPE(2, 0, 7), EM_I64);
+    em_tensor *gu = em_gather(x, 1, eu), *g3 = em_gather(x, 0, e3);
+    CHECK(gu && tshape_is(gu, SHAPE(0)) && g3 && tshape_is(g3, SHAPE(2, 0, 7)));
+    RELEASE(eu, e3, gu, g3);
     double bad[] = {0, 3}, negv[] = {-1, 0};
     em_tensor *ib = tt(EM_I64, SHAPE(2, 1), bad), *ineg = tt(EM_I64, SHAPE(2, 1), negv), *i32 = em_to_dtype(ib, EM_I32);
     em_tensor *big = em_zeros(SHAPE(2, 5), EM_I64), *flat = em_zeros(SHAPE(2), EM_I64);

@@ -180,8 +180,16 @@ TEST(norm_large_offset_keeps_variance)
     em_tensor *ln[3], *gn[3];
     CHECK(em_native_layer_norm(ln, x, 1, sizes + 2, NULL, NULL, 0) == EM_OK);
     CHECK(em_native_group_norm(gn, x, 1, NULL, NULL, 0) == EM_OK);
-    double rl = tval(ln[2], 0), rg = tval(gn[2], 0);
-    CHECK(fabs(rl - sqrt(3)) < 0.1 && fabs(rg - sqrt(3)) < 0.1);
+    /* against the sample's own rstd (about sqrt(3), but 300 draws vary by a few %) */
+    double rl = tval(ln[2], 0), rg = tval(gn[2], 0), want[2];
+    for (int k = 0; k < 2; k++) {
+        const int64_t cnt = k ? 600 : 300;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < cnt; i++) mean += uv[i] / (double)cnt;
+        for (int64_t i = 0; i < cnt; i++) var += (uv[i] - mean) * (uv[i] - mean) / (double)cnt;
+        want[k] = 1 / sqrt(var);
+    }
+    CHECK(fabs(rl - want[0]) < 2e-3 * want[0] && fabs(rg - want[1]) < 2e-3 * want[1]);
     free(uv);
     ref_free(&r);
     RELEASE(u, off, x, out[0], out[1], out[2], ln[0], ln[1], ln[2], gn[0], gn[1], gn[2]);

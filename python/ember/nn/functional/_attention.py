@@ -30,6 +30,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return _C._nn.scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale=scale)
 
 
+def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, need_attn_weights=False,
+                                  is_causal=False):
+    """torch 1.13's form: (output, weights), the weights (after dropout) returned whatever
+    need_attn_weights says, as its CPU path does; scale 1/sqrt(E)."""
+    weights = _C._nn.attention_weights(query, key, attn_mask, is_causal)
+    if dropout_p > 0.0:
+        from . import dropout
+        weights = dropout(weights, p=dropout_p)
+    return ember.matmul(weights, value), weights
+
+
 def _check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads):
     """torch 1.13's input checks (AssertionError); True when the input is batched."""
     if query.dim() == 3:
