@@ -7,12 +7,16 @@
  * Conventions (as core.h): results are NEW references through the pointers
  * given (set to NULL on failure); tensor arguments are borrowed. Inputs are
  * float32 or float64 (others: a dtype error; complex inputs are not here
- * yet, eig's results are complex), (..., m, n) with any batch dims, any strides. Results are fresh
- * contiguous tensors. A singular or non-positive-definite input is no error
+ * yet, eig's results are complex), (..., m, n) with any batch dims, any
+ * strides. Results are fresh tensors, contiguous except where said: LU, X,
+ * L, Q and R have PyTorch's strides, each matrix column-major (LAPACK's
+ * layout, so that no result is transposed back). A singular or
+ * non-positive-definite input is no error
  * here: the `info` results say which batch entries failed (LAPACK's info, 0:
  * success), for the caller to raise torch.linalg.LinAlgError or not.
  *
- * Autograd: lu_factor_ex (square inputs), solve_triangular, cholesky_ex, qr
+ * Autograd: lu_factor_ex (square inputs), solve_ex (src/autograd/formulas_solve.c),
+ * solve_triangular, cholesky_ex, qr
  * (modes reduced, and complete for m <= n), svd and eigh (with their vectors)
  * have backward formulas (src/autograd/formulas_lapack.c); the other ops'
  * results do not require grad. */
@@ -25,11 +29,25 @@
 extern "C" {
 #endif
 
-/* LU with partial pivoting, A = P L U: LU (..., m, n) holds L (unit lower,
- * below the diagonal) and U; pivots (..., min(m, n)) int32, LAPACK's
+/* LU with partial pivoting, A = P L U: LU (..., m, n), column-major
+ * matrices, holds L (unit lower, below the diagonal) and U; pivots (..., min(m, n)) int32, LAPACK's
  * 1-based row swaps; info (...) int32, > 0 when U has an exact zero on the
  * diagonal (the factorization is still complete). */
 em_status em_linalg_lu_factor_ex(const em_tensor *A, em_tensor **LU, em_tensor **pivots, em_tensor **info);
+
+/* X (..., n, k) with A X = B for A (..., n, n) and B (..., n, k), batch dims
+ * broadcast, by LU with partial pivoting of A^T (LAPACK's getrf and getrs,
+ * as PyTorch): LU (..., n, n) and pivots (..., n) are A^T's factorization
+ * (lu_factor_ex's form), info (...) > 0 where A is singular (X then holds
+ * inf/nan). X and LU are column-major matrices. Autograd: X in A and B. */
+em_status em_linalg_solve_ex(const em_tensor *A, const em_tensor *B, em_tensor **X, em_tensor **LU,
+                             em_tensor **pivots, em_tensor **info);
+
+/* X (..., n, k), column-major matrices, with M X = B (M^T X = B when
+ * adjoint) for M = P L U given by lu_factor_ex's LU (..., n, n) and pivots
+ * (..., n) (each in [1, n]); B (..., n, k), batch dims broadcast. Not
+ * differentiable. */
+em_tensor *em_linalg_lu_solve(const em_tensor *LU, const em_tensor *pivots, const em_tensor *B, bool adjoint);
 
 /* The permutation matrix P (..., m, m) of dtype `dtype` (float32/float64) of
  * LU pivots (..., k) int32 with k <= m, each in [1, m]. */
@@ -77,11 +95,6 @@ em_tensor *em_ormqr(const em_tensor *input, const em_tensor *tau, const em_tenso
  * when LAPACK did not converge, -1 for a non-finite input. */
 em_status em_linalg_svd(const em_tensor *A, bool full_matrices, bool compute_uv, em_tensor **U, em_tensor **S,
                         em_tensor **Vh, em_tensor **info);
-
-/* X with A X = B (A^T X = B when adjoint) from A's lu_factor_ex results LU
- * (..., n, n) and pivots (..., n) (int32, each in [1, n]); B (..., n, k) with
- * LU's batch dims (LAPACK's getrs). Not differentiable. */
-em_tensor *em_linalg_lu_solve(const em_tensor *LU, const em_tensor *pivots, const em_tensor *B, bool adjoint);
 
 /* Eigenvalues L (..., n) and right eigenvectors V (..., n, n) (columns of
  * norm 1, the largest component real; an empty tensor without compute_v) of

@@ -13,6 +13,15 @@ EMP_BIND(_linalg_lu_factor_ex, "_linalg_lu_factor_ex(Tensor A)")
     em_tensor *r[3];
     return results(em_linalg_lu_factor_ex(a->t[0], &r[0], &r[1], &r[2]), 3, r);
 }
+EMP_BIND(_linalg_solve_ex, "_linalg_solve_ex(Tensor A, Tensor B)")
+{
+    em_tensor *r[4];
+    return results(em_linalg_solve_ex(a->t[0], a->t[1], &r[0], &r[1], &r[2], &r[3]), 4, r);
+}
+EMP_BIND(_linalg_lu_solve, "_linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, bool adjoint)")
+{
+    return emp_wrap(em_linalg_lu_solve(a->t[0], a->t[1], a->t[2], a->i[3]));
+}
 EMP_BIND(_lu_pivots_to_permutation, "_lu_pivots_to_permutation(Tensor pivots, int m, dtype dtype)")
 {
     return emp_wrap(em_lu_pivots_to_permutation(a->t[0], a->i[1], (em_dtype)a->i[2]));
@@ -44,10 +53,6 @@ EMP_BIND(_linalg_householder_product, "_linalg_householder_product(Tensor A, Ten
 EMP_BIND(_ormqr, "_ormqr(Tensor input, Tensor tau, Tensor other, bool left, bool transpose)")
 {
     return emp_wrap(em_ormqr(a->t[0], a->t[1], a->t[2], a->i[3], a->i[4]));
-}
-EMP_BIND(_linalg_lu_solve, "_linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, bool adjoint)")
-{
-    return emp_wrap(em_linalg_lu_solve(a->t[0], a->t[1], a->t[2], a->i[3]));
 }
 EMP_BIND(_linalg_eig, "_linalg_eig(Tensor A, bool compute_v)")
 {
@@ -87,5 +92,6 @@ PyMethodDef emp_lapack_functions[] = {
     EMP_FUNCTION(_linalg_householder_product), EMP_FUNCTION(_linalg_svd),        EMP_FUNCTION(_linalg_eigh),
     EMP_FUNCTION(_linalg_lstsq),        EMP_FUNCTION(_linalg_ldl_factor_ex), EMP_FUNCTION(_linalg_ldl_solve),
     EMP_FUNCTION(_ormqr),               EMP_FUNCTION(_linalg_lu_solve),      EMP_FUNCTION(_linalg_eig),
+    EMP_FUNCTION(_linalg_solve_ex),
     {NULL},
 };

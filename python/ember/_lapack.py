@@ -180,15 +180,13 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return _out(_mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint)), out)
+    if not _needs_grad(LU, B):  # LAPACK's getrs, as PyTorch (its rounding); batch dims broadcast
+        return _out(_C._linalg_lu_solve(LU, pivots, B, bool(adjoint)), out)
     batch = _broadcast_batch(LU, B)
     if list(B.shape[:-2]) != batch:  # the row gather needs B at the broadcast batch shape
         B = B.expand(*batch, *B.shape[-2:]).contiguous()
     if n == 0:
         return _out(_linked(B.clone(), LU), out)
-    if not _needs_grad(LU, B):  # LAPACK's getrs, as PyTorch (its rounding)
-        shape = [*batch, n]
-        LU_, piv_ = LU.expand(*shape, n).contiguous(), pivots.expand(*shape).contiguous()
-        return _out(_C._linalg_lu_solve(LU_, piv_, B, bool(adjoint)), out)
     P = _permutation(pivots, n, LU.dtype)
     if adjoint:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
         Y = _C._linalg_solve_triangular(_mT(LU), B, False, True, False)
@@ -213,6 +211,14 @@ def _lu_sign(pivots, dtype):
     return (1 - 2 * (swaps % 2)).to(dtype)
 
 
+def _det_lu(A):
+    """slogdet's LU and pivots: through lu_factor_ex of A^T (det A^T = det A), differentiable,
+    when A needs a gradient, else _lu_as_torch's."""
+    if _needs_grad(A):
+        return _C._linalg_lu_factor_ex(_mT(A))[:2]
+    return _lu_as_torch(A)[:2]
+
+
 def det(A, *, out=None):
     _check_matrix(A, 'linalg.det')
     return _out(_lapack_grad.Det.apply(A, _det) if _needs_grad(A) else _det(A)[0], out)
@@ -226,17 +232,21 @@ def _det(A):
 
 def _lu_as_torch(A):
     """(LU, pivots, info, transposed): the LU PyTorch's det, solve and inv compute, that of A^T
-    when A is contiguous (the buffer LAPACK reads as is), so that their rounding (exact zeros of
-    singular inputs included) is torch's."""
+    when A is contiguous (the buffer LAPACK reads as is: getrf on it, solve_ex with no right-hand
+    side, no transposing copy), so that their rounding (exact zeros of singular inputs included)
+    is torch's. Without history."""
     transposed = A.is_contiguous()
-    LU, piv, info = _C._linalg_lu_factor_ex(_mT(A) if transposed else A)
+    if transposed:
+        _, LU, piv, info = _C._linalg_solve_ex(A.detach(), _C.empty(*A.shape[:-1], 0, dtype=A.dtype))
+    else:
+        LU, piv, info = _C._linalg_lu_factor_ex(A.detach())
     return LU, piv, info, transposed
 
 
 def slogdet(A, *, out=None):
     """(sign, log|det A|); sign 0 and logabsdet -inf for a singular A."""
     _check_matrix(A, 'linalg.slogdet')
-    LU, piv, _ = _C._linalg_lu_factor_ex(A)
+    LU, piv = _det_lu(A)
     d = LU.diagonal(0, -2, -1)
     sign = _C.sign(d).prod(-1) * _lu_sign(piv, A.dtype)  # zero gradient, but recorded as torch does
     return _out(SlogdetResult(sign, d.abs().log().sum(-1)), out)
@@ -268,11 +278,15 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
-    grad = _needs_grad(A, B)
-    LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
-    X = lu_solve(LU, piv, Bm.detach() if grad else Bm, left=left, adjoint=transposed)
-    if grad:  # differentiated as PyTorch (its formula, its rounding)
-        X = _lapack_grad.Solve.apply(A, Bm, X, LU, piv, left, transposed)
+    if left and A.is_contiguous():  # one getrf + getrs op on A^T's LU (PyTorch's), its own backward
+        X, _, _, info = _C._linalg_solve_ex(A, Bm)
+        info = _batch_of(info, A, 0)  # computed over the broadcast batch
+    else:
+        grad = _needs_grad(A, B)
+        LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
+        X = lu_solve(LU, piv, Bm.detach() if grad else Bm, left=left, adjoint=transposed)
+        if grad:  # differentiated as PyTorch (its formula, its rounding)
+            X = _lapack_grad.Solve.apply(A, Bm, X, LU, piv, left, transposed)
     X = X.squeeze(-1) if vector else X
     if check_errors:
         _check_info(info, 'torch.linalg.solve_ex', lambda i: "The solver failed because the input matrix is singular.")
@@ -300,11 +314,14 @@ def solve(A, B, *, left=True, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     _check_matrix(A, 'linalg.inv')
-    grad = _needs_grad(A)
-    LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
-    X = lu_solve(LU, piv, _eye_like(A), adjoint=transposed)
-    if grad:
-        X = _lapack_grad.Inverse.apply(A, X)
+    if A.is_contiguous():  # as PyTorch: solve(A, I) on A^T's LU, one op with its own backward
+        X, _, _, info = _C._linalg_solve_ex(A, _eye_like(A))
+    else:
+        grad = _needs_grad(A)
+        LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
+        X = lu_solve(LU, piv, _eye_like(A), adjoint=transposed)
+        if grad:
+            X = _lapack_grad.Inverse.apply(A, X)
     if check_errors:
         _check_info(info, 'linalg.inv_ex', _inv_message)
     return _out(InvExResult(X, info), out)

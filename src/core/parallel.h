@@ -29,6 +29,7 @@ enum {
     EM_GRAIN_GATHER = 32768,      /* index/gather/scatter/embedding: elements moved */
     EM_GRAIN_WINDOW = 32768,      /* pooling, upsampling, im2col: output x window */
     EM_GRAIN_GEMM = 4 << 20,      /* M * N * K multiply-adds of one GEMM */
+    EM_GRAIN_LAPACK = 1 << 20,    /* a batch of factorizations: about flops / 2 (src/cpu/lapack.c) */
 };
 
 /* fn(ctx, k) for every k in [0, nchunks), each exactly once, over the pool's

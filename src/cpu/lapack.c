@@ -1,16 +1,25 @@
 /* CPU kernels of the LAPACK-backed factorizations (include/ember/lapack.h):
- * LU, Cholesky, QR, Householder products, SVD, symmetric eigendecomposition,
- * LDL^T, least squares (LAPACKE, OpenBLAS's LAPACK) and triangular solves (BLAS
- * trsm), float32 and float64; the per-dtype bodies are lapack_impl.h.
+ * LU, linear solves, Cholesky, QR, Householder products, SVD, symmetric
+ * eigendecomposition, LDL^T, least squares (LAPACKE, OpenBLAS's LAPACK) and
+ * triangular solves (BLAS trsm), float32 and float64; the per-dtype bodies
+ * are lapack_impl.h.
  *
- * The op layer hands each kernel contiguous inputs and fresh contiguous
- * outputs, the batch as c->i[0] matrices of c->i[1] x c->i[2], no empty
- * matrix. LAPACK runs on one thread (cpu_blas_begin, as GEMM); the batch is
- * walked in order. */
+ * The op layer hands each kernel contiguous inputs and fresh outputs (some
+ * with column-major matrices, as lapack_impl.h says), the batch as c->i[0]
+ * matrices of c->i[1] x c->i[2], no empty matrix.
+ *
+ * Note [LAPACK threads]
+ * LAPACK runs on one OpenBLAS thread (cpu_blas_begin, as GEMM) and a batch
+ * is split over Ember's pool, a chunk of matrices per task, when its work is
+ * above EM_GRAIN_LAPACK. A single matrix stays on one thread: OpenBLAS's
+ * OpenMP threads wait at barriers for each other, and with a core taken by
+ * another process they made a 512 x 512 eigh 2-25x slower than one thread
+ * (PyTorch's default here is one thread too). */
 #include "gemm.h"
 #include "ember/lapack.h"
 #include <cblas.h>
 #include <lapacke.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,42 +43,85 @@
 #undef LP
 #undef TRSM
 
-typedef em_status (*run_fn)(const em_call *c, void *work);
+/* One matrix of the batch (lapack_impl.h's one_*): 0 or a failure's info. */
+typedef int (*one_fn)(const em_call *c, int64_t b, void *work);
 
-/* Runs the dtype's batch loop with `words` elements of scratch and LAPACK on
- * one thread. LAPACKE's NaN check is off: a NaN input is LAPACK's to handle
- * (svd and eigh reject non-finite input themselves), as in PyTorch. */
-static em_status run(const em_call *c, run_fn f32, run_fn f64, int64_t words)
+typedef struct batch_job {
+    const em_call *c;
+    one_fn fn;
+    size_t work_bytes;
+    pthread_mutex_t lock; /* guards the two below */
+    int64_t failed_at;    /* the first matrix that failed (c->i[0]: none) */
+    int failed_info;
+    _Atomic bool out_of_memory;
+} batch_job;
+
+static void run_range(void *ctx, int64_t begin, int64_t end)
+{
+    batch_job *j = ctx;
+    void *work = malloc(j->work_bytes);
+    if (!work) {
+        j->out_of_memory = true;
+        return;
+    }
+    const int omp = cpu_blas_begin();
+    for (int64_t b = begin; b < end; b++) {
+        int info = j->fn(j->c, b, work);
+        if (info) {
+            pthread_mutex_lock(&j->lock);
+            if (b < j->failed_at) j->failed_at = b, j->failed_info = info;
+            pthread_mutex_unlock(&j->lock);
+            break;
+        }
+    }
+    cpu_blas_end(omp);
+    free(work);
+}
+
+/* Runs the dtype's one_* over the batch with `words` elements of scratch
+ * per thread, `cost` (about the flops / 2 of one matrix) sizing the split
+ * (Note [LAPACK threads]). A failure that has no info output is reported
+ * as "<what> (error code: info)". LAPACKE's NaN check is off: a NaN input is
+ * LAPACK's to handle (svd and eigh reject non-finite input themselves), as
+ * in PyTorch. */
+static em_status run(const em_call *c, one_fn f32, one_fn f64, int64_t words, int64_t cost, const char *what)
 {
     static bool nancheck_off;
     if (!nancheck_off) {
         LAPACKE_set_nancheck(0);
         nancheck_off = true;
     }
-    void *work = malloc((size_t)(words > 0 ? words : 1) * em_dtypes[c->dtype].size);
-    if (!work) return em_fail(EM_ERR_MEMORY, "%s: out of memory for LAPACK's workspace", em_ops[c->op].name);
-    const int omp = cpu_blas_begin();
-    em_status st = c->dtype == EM_F32 ? f32(c, work) : f64(c, work);
-    cpu_blas_end(omp);
-    free(work);
-    return st;
+    batch_job j = {.c = c, .fn = c->dtype == EM_F32 ? f32 : f64, .lock = PTHREAD_MUTEX_INITIALIZER,
+                   .work_bytes = (size_t)(words > 0 ? words : 1) * em_dtypes[c->dtype].size, .failed_at = c->i[0]};
+    em_parallel_for(c->i[0], cost > 0 ? cost : 1, EM_GRAIN_LAPACK, run_range, &j);
+    if (j.out_of_memory) return em_fail(EM_ERR_MEMORY, "%s: out of memory for LAPACK's workspace", em_ops[c->op].name);
+    if (j.failed_at < c->i[0]) return em_fail(EM_ERR_RUNTIME, "%s (error code: %d)", what, j.failed_info);
+    return EM_OK;
 }
-#define RUN(name, words) run(c, (run_fn)name##_f32, (run_fn)name##_f64, (words))
+#define RUN(name, words, cost) \
+    run(c, (one_fn)one_##name##_f32, (one_fn)one_##name##_f64, (words), (cost), "linalg." #name ": LAPACK failed")
 #define M c->i[1]
 #define N c->i[2]
+#define K (M < N ? M : N)
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
-em_status cpu_linalg_lu_factor_ex(const em_call *c) { return RUN(run_lu, M * N); }
-em_status cpu_linalg_cholesky_ex(const em_call *c) { return RUN(run_cholesky, 0); }
-em_status cpu_linalg_qr(const em_call *c) { return RUN(run_qr, M * MAX(N, c->i[4]) + MAX(M, N)); }
-em_status cpu_geqrf(const em_call *c) { return RUN(run_geqrf, M * N); }
-em_status cpu_linalg_householder_product(const em_call *c) { return RUN(run_householder, M * N); }
-em_status cpu_linalg_svd(const em_call *c) { return RUN(run_svd, M * N); }
-em_status cpu_linalg_eigh(const em_call *c) { return RUN(run_eigh, N * N); }
-em_status cpu_linalg_lstsq(const em_call *c) { return RUN(run_lstsq, M * N + MAX(M, N) * c->i[3] + N); }
-em_status cpu_linalg_solve_triangular(const em_call *c) { return RUN(run_trsm, 0); }
-em_status cpu_linalg_ldl_factor_ex(const em_call *c) { return RUN(run_ldl, N * N); }
-em_status cpu_linalg_ldl_solve(const em_call *c) { return RUN(run_ldl_solve, M * M + M * N); }
+em_status cpu_linalg_lu_factor_ex(const em_call *c) { return RUN(lu, 0, M * N * K); }
+em_status cpu_linalg_solve_ex(const em_call *c) { return RUN(solve, 0, N * N * MAX(N, c->i[3])); }
+em_status cpu_linalg_lu_solve(const em_call *c) { return RUN(lu_solve, 0, M * M * N); }
+em_status cpu_linalg_cholesky_ex(const em_call *c) { return RUN(cholesky, 0, N * N * N); }
+em_status cpu_linalg_qr(const em_call *c) { return RUN(qr, M * MAX(N, c->i[4]) + MAX(M, N), 2 * M * N * K); }
+em_status cpu_geqrf(const em_call *c) { return RUN(geqrf, M * N, M * N * K); }
+em_status cpu_linalg_householder_product(const em_call *c) { return RUN(householder, M * N, M * N * K); }
+em_status cpu_linalg_svd(const em_call *c) { return RUN(svd, M * N, 8 * M * N * K); }
+em_status cpu_linalg_eigh(const em_call *c) { return RUN(eigh, N * N, 8 * N * N * N); }
+em_status cpu_linalg_solve_triangular(const em_call *c) { return RUN(trsm, 0, M * N * c->i[3]); }
+em_status cpu_linalg_ldl_factor_ex(const em_call *c) { return RUN(ldl, N * N, N * N * N); }
+em_status cpu_linalg_ldl_solve(const em_call *c) { return RUN(ldl_solve, M * M + M * N, M * M * N); }
+em_status cpu_linalg_lstsq(const em_call *c)
+{
+    return run(c, (one_fn)one_lstsq_f32, (one_fn)one_lstsq_f64, M * N + MAX(M, N) * c->i[3] + N,
+               4 * M * N * K, "linalg.lstsq: the algorithm failed to converge");
+}
 
 /* The permutation matrix P (m x m, c->dtype) of LAPACK's 1-based row swaps
  * `pivots` (k each, int32): A = P L U. in[0] = pivots, out[0] = P, i[0] = the

@@ -1,7 +1,8 @@
-/* CPU kernels that apply a factorization to a right-hand side, with the
+/* CPU kernel that applies a factorization to a right-hand side, with the
  * LAPACK call PyTorch makes (the same rounding): ormqr, the product with the
- * Q of geqrf's reflectors, and getrs, the solve with an LU. float32 and float64 through LAPACKE's row-major
- * interface (it transposes in and out); contracts in src/ops/lapack.c. */
+ * Q of geqrf's reflectors, float32 and float64 through LAPACKE's row-major
+ * interface (it transposes in and out); contract in src/ops/lapack.c. (getrs,
+ * the solve with an LU, is src/cpu/lapack.c's lu_solve.) */
 #include "gemm.h"
 #include "ember/lapack.h"
 #include <lapacke.h>
@@ -35,34 +36,5 @@ em_status cpu_ormqr(const em_call *c)
     cpu_blas_end(omp);
     return info ? em_fail(info == LAPACK_WORK_MEMORY_ERROR ? EM_ERR_MEMORY : EM_ERR_RUNTIME,
                           "torch.ormqr: LAPACK failed (info %d)", info)
-                : EM_OK;
-}
-
-/* in = {LU (n x n), pivots (n, int32, each in [1, n]), B (n x k)}, out[0] =
- * X with A X = B (A^T X = B when adjoint) for A = P L U (LAPACK's getrs);
- * i[0] the batch, i[1] = n, i[2] = k, i[3] = adjoint. */
-em_status cpu_linalg_lu_solve(const em_call *c)
-{
-    const int64_t n = c->i[1], k = c->i[2];
-    const size_t es = em_dtypes[c->dtype].size;
-    const char *lu = em_tensor_data(c->in[0]);
-    const int32_t *piv = (const int32_t *)em_tensor_data(c->in[1]);
-    char *x = em_tensor_data(c->out[0]);
-    memcpy(x, em_tensor_data(c->in[2]), (size_t)(c->i[0] * n * k) * es);
-    const char trans = c->i[3] ? 'T' : 'N';
-    LAPACKE_set_nancheck(0);
-    const int omp = cpu_blas_begin();
-    int info = 0;
-    for (int64_t b = 0; b < c->i[0] && !info; b++) {
-        const char *lb = lu + (size_t)(b * n * n) * es;
-        char *xb = x + (size_t)(b * n * k) * es;
-        info = c->dtype == EM_F32 ? LAPACKE_sgetrs(LAPACK_ROW_MAJOR, trans, (int)n, (int)k, (const float *)lb, (int)n,
-                                                   piv + b * n, (float *)xb, (int)k)
-                                  : LAPACKE_dgetrs(LAPACK_ROW_MAJOR, trans, (int)n, (int)k, (const double *)lb, (int)n,
-                                                   piv + b * n, (double *)xb, (int)k);
-    }
-    cpu_blas_end(omp);
-    return info ? em_fail(info == LAPACK_WORK_MEMORY_ERROR ? EM_ERR_MEMORY : EM_ERR_RUNTIME,
-                          "linalg.lu_solve: LAPACK failed (info %d)", info)
                 : EM_OK;
 }

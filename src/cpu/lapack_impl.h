@@ -3,10 +3,13 @@
  *
  * Every input reaches these contiguous, as (batch, rows, cols) row-major.
  * LAPACK is column-major: a row-major m x n buffer read column-major is the
- * n x m transpose, and each kernel either works on that transpose
- * (cholesky), copies through a transposing buffer (lu, qr, lstsq), or lets
- * LAPACKE's row-major interface do so (svd, eigh: PyTorch's calls, for its
- * signs of the vectors). Each function handles one matrix of the batch. */
+ * n x m transpose. Each kernel either works on that transpose (solve:
+ * A^T's LU serves A X = B as in PyTorch), copies through a transposing
+ * buffer (qr's input, lstsq, ldl), writes a column-major result (lu,
+ * cholesky, qr, solve, lu_solve: the op layer gives those outputs PyTorch's
+ * column-major strides, so that no result is transposed back), or lets
+ * LAPACKE's row-major interface transpose (svd, eigh: PyTorch's calls, for
+ * its signs of the vectors). Each function handles one matrix of the batch. */
 #define CAT_(a, b) a##_##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SFX)
@@ -15,8 +18,13 @@
  * the copy in and out of LAPACK's layout; ld* are the leading dims. */
 static void FN(transpose)(T *dst, int64_t ldd, const T *src, int64_t lds, int64_t rows, int64_t cols)
 {
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+    enum { BLOCK = 32 }; /* tiles that stay in L1 on both sides */
+    for (int64_t r0 = 0; r0 < rows; r0 += BLOCK)
+        for (int64_t c0 = 0; c0 < cols; c0 += BLOCK) {
+            const int64_t r1 = r0 + BLOCK < rows ? r0 + BLOCK : rows, c1 = c0 + BLOCK < cols ? c0 + BLOCK : cols;
+            for (int64_t c = c0; c < c1; c++)
+                for (int64_t r = r0; r < r1; r++) dst[c * ldd + r] = src[r * lds + c];
+        }
 }
 
 static bool FN(all_finite)(const T *a, int64_t n)
@@ -26,44 +34,60 @@ static bool FN(all_finite)(const T *a, int64_t n)
     return true;
 }
 
-/* LU with partial pivoting: lu (m x n, L unit lower below, U on and above
- * the diagonal), 1-based pivots (min(m, n)); returns LAPACK's info (> 0: U
- * has an exact zero on the diagonal). `work` holds m * n. */
-static int FN(lu)(T *lu, int32_t *piv, const T *a, int64_t m, int64_t n, T *work)
+/* LU with partial pivoting: lu (m x n column-major, L unit lower below, U
+ * on and above the diagonal), 1-based pivots (min(m, n)); returns LAPACK's
+ * info (> 0: U has an exact zero on the diagonal). */
+static int FN(lu)(T *lu, int32_t *piv, const T *a, int64_t m, int64_t n)
 {
-    FN(transpose)(work, m, a, n, m, n);
-    int info = LP(getrf)(LAPACK_COL_MAJOR, (int)m, (int)n, work, (int)m, piv);
-    FN(transpose)(lu, n, work, m, n, m);
+    FN(transpose)(lu, m, a, n, m, n);
+    return LP(getrf)(LAPACK_COL_MAJOR, (int)m, (int)n, lu, (int)m, piv);
+}
+
+/* x (n x nrhs column-major) = M^-1 b, or M^-T b when trans, for M = P L U
+ * given by getrf (lu column-major, pivots) and the row-major b: getrs. A
+ * zero on U's diagonal gives inf/nan, no error (as PyTorch). */
+static void FN(lu_solve)(T *x, const T *lu, const int32_t *piv, const T *b, int64_t n, int64_t nrhs, bool trans)
+{
+    FN(transpose)(x, n, b, nrhs, n, nrhs);
+    LP(getrs_work)(LAPACK_COL_MAJOR, trans ? 'T' : 'N', (int)n, (int)nrhs, lu, (int)n, piv, x, (int)n);
+}
+
+/* A X = B for a (n x n) and b (n x nrhs): the row-major a is the
+ * column-major a^T, factored in place in lu (its copy) as PyTorch does, and
+ * X = (a^T)^-T b; x column-major. Returns getrf's info. */
+static int FN(solve)(T *x, T *lu, int32_t *piv, const T *a, const T *b, int64_t n, int64_t nrhs)
+{
+    memcpy(lu, a, n * n * sizeof(T));
+    int info = LP(getrf)(LAPACK_COL_MAJOR, (int)n, (int)n, lu, (int)n, piv);
+    FN(lu_solve)(x, lu, piv, b, n, nrhs, true);
     return info;
 }
 
 /* Cholesky of the symmetric a (n x n) from its lower triangle (upper: its
- * upper one) into l, the other triangle zeroed. Column-major, the row-major
- * buffer is a^T = a, and LAPACK's upper triangle is our lower one. */
+ * upper one) into l (column-major, as PyTorch's), the other triangle zeroed. */
 static int FN(cholesky)(T *l, const T *a, int64_t n, bool upper)
 {
-    memcpy(l, a, n * n * sizeof(T));
-    int info = LP(potrf)(LAPACK_COL_MAJOR, upper ? 'L' : 'U', (int)n, l, (int)n);
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t j = 0; j < n; j++)
-            if (upper ? j < i : j > i) l[i * n + j] = 0;
+    FN(transpose)(l, n, a, n, n, n);
+    int info = LP(potrf)(LAPACK_COL_MAJOR, upper ? 'U' : 'L', (int)n, l, (int)n);
+    for (int64_t j = 0; j < n; j++) /* column j: rows (j, n) or [0, j) */
+        memset(upper ? l + j * n + j + 1 : l + j * n, 0, (upper ? n - j - 1 : j) * sizeof(T));
     return info;
 }
 
-/* QR of a (m x n): r gets the first `rrows` rows of R (rrows x n), q (when
- * not NULL) the first `qcols` columns of Q (m x qcols). `work` holds
- * m * max(n, qcols) + min(m, n). */
+/* QR of a (m x n), column-major results: r gets the first `rrows` rows of
+ * R (rrows x n), q (when not NULL) the first `qcols` columns of Q
+ * (m x qcols). `work` holds m * max(n, qcols) + min(m, n). */
 static int FN(qr)(T *q, T *r, const T *a, int64_t m, int64_t n, int64_t rrows, int64_t qcols, T *work)
 {
     const int64_t k = m < n ? m : n, w = n > qcols ? n : qcols;
     T *tau = work + m * w;
     FN(transpose)(work, m, a, n, m, n);
     int info = LP(geqrf)(LAPACK_COL_MAJOR, (int)m, (int)n, work, (int)m, tau);
-    for (int64_t i = 0; i < rrows; i++)
-        for (int64_t j = 0; j < n; j++) r[i * n + j] = j >= i ? work[j * m + i] : 0;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < rrows; i++) r[j * rrows + i] = j >= i ? work[j * m + i] : 0;
     if (q && !info) {
         info = LP(orgqr)(LAPACK_COL_MAJOR, (int)m, (int)qcols, (int)k, work, (int)m, tau);
-        FN(transpose)(q, qcols, work, m, qcols, m);
+        memcpy(q, work, m * qcols * sizeof(T));
     }
     return info;
 }
@@ -183,120 +207,132 @@ static void FN(trsm)(T *x, const T *a, int64_t n, int64_t rows, int64_t cols, bo
          unit ? CblasUnit : CblasNonUnit, (int)rows, (int)cols, 1, a, (int)n, x, (int)cols);
 }
 
-/* ---- the batch loops: c->i[0] matrices of c->i[1] x c->i[2] (see lapack.c) */
+/* ---- one matrix of the batch: matrix b of c->i[0], each m x n = c->i[1] x
+ * c->i[2] (see lapack.c). Each returns 0, or the LAPACK info of a failure
+ * that the op reports as an error; the factorizations with an info output
+ * store it there instead. Matrices are independent: the batch may be split
+ * over threads, each with its own `work`. */
 #define M_ c->i[1]
 #define N_ c->i[2]
 #define OUT(k) ((T *)em_tensor_data(c->out[k]))
 #define IN(k) ((const T *)em_tensor_data(c->in[k]))
 #define INFO(k) ((int32_t *)em_tensor_data(c->out[k]))
 
-static em_status FN(run_lu)(const em_call *c, T *work)
+/* out = {LU (column-major), pivots, info} */
+static int FN(one_lu)(const em_call *c, int64_t b, T *work)
 {
     const int64_t m = M_, n = N_, k = m < n ? m : n;
-    for (int64_t b = 0; b < c->i[0]; b++)
-        INFO(2)[b] = FN(lu)(OUT(0) + b * m * n, INFO(1) + b * k, IN(0) + b * m * n, m, n, work);
-    return EM_OK;
+    (void)work;
+    INFO(2)[b] = FN(lu)(OUT(0) + b * m * n, INFO(1) + b * k, IN(0) + b * m * n, m, n);
+    return 0;
 }
 
-static em_status FN(run_cholesky)(const em_call *c, T *work)
+/* in = {A (n x n), B (n x nrhs)}, out = {X (column-major), LU (of A^T,
+ * column-major), pivots, info}; i[1] = i[2] = n, i[3] = nrhs */
+static int FN(one_solve)(const em_call *c, int64_t b, T *work)
 {
-    const int64_t n = N_;
-    for (int64_t b = 0; b < c->i[0]; b++) INFO(1)[b] = FN(cholesky)(OUT(0) + b * n * n, IN(0) + b * n * n, n, c->i[3]);
-    return EM_OK;
+    const int64_t n = N_, nrhs = c->i[3];
+    (void)work;
+    INFO(3)[b] = FN(solve)(OUT(0) + b * n * nrhs, OUT(1) + b * n * n, INFO(2) + b * n, IN(0) + b * n * n,
+                           IN(1) + b * n * nrhs, n, nrhs);
+    return 0;
 }
 
-/* i[3]: rows of R, i[4]: columns of Q (0: no Q, out[0] unused) */
-static em_status FN(run_qr)(const em_call *c, T *work)
-{
-    const int64_t m = M_, n = N_, rr = c->i[3], qc = c->i[4];
-    for (int64_t b = 0; b < c->i[0]; b++)
-        if (FN(qr)(qc ? OUT(0) + b * m * qc : NULL, OUT(1) + b * rr * n, IN(0) + b * m * n, m, n, rr, qc, work))
-            return em_fail(EM_ERR_RUNTIME, "linalg.qr: LAPACK failed");
-    return EM_OK;
-}
-
-static em_status FN(run_geqrf)(const em_call *c, T *work)
-{
-    const int64_t m = M_, n = N_, k = m < n ? m : n;
-    for (int64_t b = 0; b < c->i[0]; b++)
-        if (FN(geqrf)(OUT(0) + b * m * n, OUT(1) + b * k, IN(0) + b * m * n, m, n, work))
-            return em_fail(EM_ERR_RUNTIME, "geqrf: LAPACK failed");
-    return EM_OK;
-}
-
-/* i[3]: the number of reflectors k (tau's last size) */
-static em_status FN(run_householder)(const em_call *c, T *work)
-{
-    const int64_t m = M_, n = N_, k = c->i[3];
-    for (int64_t b = 0; b < c->i[0]; b++)
-        if (FN(householder)(OUT(0) + b * m * n, IN(0) + b * m * n, IN(1) + b * k, m, n, k, work))
-            return em_fail(EM_ERR_RUNTIME, "linalg.householder_product: LAPACK failed");
-    return EM_OK;
-}
-
-/* i[3]: full_matrices, i[4]: compute_uv; out = {U, S, Vh, info} */
-static em_status FN(run_svd)(const em_call *c, T *work)
-{
-    const int64_t m = M_, n = N_, k = m < n ? m : n, full = c->i[3], uv = c->i[4];
-    const int64_t usz = m * (full ? m : k), vsz = n * (full ? n : k);
-    for (int64_t b = 0; b < c->i[0]; b++)
-        INFO(3)[b] = FN(svd)(uv ? OUT(0) + b * usz : NULL, OUT(1) + b * k, uv ? OUT(2) + b * vsz : NULL,
-                             IN(0) + b * m * n, m, n, full, work);
-    return EM_OK;
-}
-
-/* i[3]: upper, i[4]: compute_v; out = {L, Q, info} */
-static em_status FN(run_eigh)(const em_call *c, T *work)
-{
-    const int64_t n = N_;
-    for (int64_t b = 0; b < c->i[0]; b++)
-        INFO(2)[b] = FN(eigh)(OUT(0) + b * n, c->i[4] ? OUT(1) + b * n * n : NULL, IN(0) + b * n * n, n, c->i[3], work);
-    return EM_OK;
-}
-
-/* i[3]: nrhs, i[4]: driver, f[0]: rcond; out = {X, residuals, rank, sv} */
-static em_status FN(run_lstsq)(const em_call *c, T *work)
-{
-    const int64_t m = M_, n = N_, k = m < n ? m : n, nrhs = c->i[3];
-    int64_t *rank = (int64_t *)em_tensor_data(c->out[2]);
-    for (int64_t b = 0; b < c->i[0]; b++) {
-        int info = FN(lstsq)(OUT(0) + b * n * nrhs, OUT(1) + b * nrhs, rank + b, OUT(3) + b * k, IN(0) + b * m * n,
-                             IN(1) + b * m * nrhs, m, n, nrhs, (int)c->i[4], c->f[0], work);
-        if (c->i[4] == EM_LSTSQ_GELS) rank[b] = info; /* gels has no rank: its info instead (> 0: rank deficient) */
-        else if (info)
-            return em_fail(EM_ERR_RUNTIME, "linalg.lstsq: the algorithm failed to converge (error code: %d)", info);
-    }
-    return EM_OK;
-}
-
-static em_status FN(run_ldl)(const em_call *c, T *work)
-{
-    const int64_t n = N_;
-    for (int64_t b = 0; b < c->i[0]; b++)
-        INFO(2)[b] = FN(ldl)(OUT(0) + b * n * n, INFO(1) + b * n, IN(0) + b * n * n, n, work);
-    return EM_OK;
-}
-
-/* in = {LD, pivots, B (n x nrhs)}, out[0] = X; i[1] = n, i[2] = nrhs */
-static em_status FN(run_ldl_solve)(const em_call *c, T *work)
+/* in = {LU (column-major), pivots, B (n x nrhs)}, out[0] = X (column-major);
+ * i[1] = n, i[2] = nrhs, i[3]: solve with M^T */
+static int FN(one_lu_solve)(const em_call *c, int64_t b, T *work)
 {
     const int64_t n = M_, nrhs = N_;
     const int32_t *piv = (const int32_t *)em_tensor_data(c->in[1]);
-    for (int64_t b = 0; b < c->i[0]; b++)
-        if (FN(ldl_solve)(OUT(0) + b * n * nrhs, IN(0) + b * n * n, piv + b * n, IN(2) + b * n * nrhs, n, nrhs, work))
-            return em_fail(EM_ERR_RUNTIME, "linalg.ldl_solve: LAPACK failed");
-    return EM_OK;
+    (void)work;
+    FN(lu_solve)(OUT(0) + b * n * nrhs, IN(0) + b * n * n, piv + b * n, IN(2) + b * n * nrhs, n, nrhs, c->i[3]);
+    return 0;
+}
+
+/* out = {L (column-major), info} */
+static int FN(one_cholesky)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t n = N_;
+    (void)work;
+    INFO(1)[b] = FN(cholesky)(OUT(0) + b * n * n, IN(0) + b * n * n, n, c->i[3]);
+    return 0;
+}
+
+/* i[3]: rows of R, i[4]: columns of Q (0: no Q, out[0] unused); both column-major */
+static int FN(one_qr)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t m = M_, n = N_, rr = c->i[3], qc = c->i[4];
+    return FN(qr)(qc ? OUT(0) + b * m * qc : NULL, OUT(1) + b * rr * n, IN(0) + b * m * n, m, n, rr, qc, work);
+}
+
+static int FN(one_geqrf)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t m = M_, n = N_, k = m < n ? m : n;
+    return FN(geqrf)(OUT(0) + b * m * n, OUT(1) + b * k, IN(0) + b * m * n, m, n, work);
+}
+
+/* i[3]: the number of reflectors k (tau's last size) */
+static int FN(one_householder)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t m = M_, n = N_, k = c->i[3];
+    return FN(householder)(OUT(0) + b * m * n, IN(0) + b * m * n, IN(1) + b * k, m, n, k, work);
+}
+
+/* i[3]: full_matrices, i[4]: compute_uv; out = {U, S, Vh, info} */
+static int FN(one_svd)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t m = M_, n = N_, k = m < n ? m : n, full = c->i[3], uv = c->i[4];
+    const int64_t usz = m * (full ? m : k), vsz = n * (full ? n : k);
+    INFO(3)[b] = FN(svd)(uv ? OUT(0) + b * usz : NULL, OUT(1) + b * k, uv ? OUT(2) + b * vsz : NULL,
+                         IN(0) + b * m * n, m, n, full, work);
+    return 0;
+}
+
+/* i[3]: upper, i[4]: compute_v; out = {L, Q, info} */
+static int FN(one_eigh)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t n = N_;
+    INFO(2)[b] = FN(eigh)(OUT(0) + b * n, c->i[4] ? OUT(1) + b * n * n : NULL, IN(0) + b * n * n, n, c->i[3], work);
+    return 0;
+}
+
+/* i[3]: nrhs, i[4]: driver, f[0]: rcond; out = {X, residuals, rank, sv} */
+static int FN(one_lstsq)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t m = M_, n = N_, k = m < n ? m : n, nrhs = c->i[3];
+    int64_t *rank = (int64_t *)em_tensor_data(c->out[2]);
+    int info = FN(lstsq)(OUT(0) + b * n * nrhs, OUT(1) + b * nrhs, rank + b, OUT(3) + b * k, IN(0) + b * m * n,
+                         IN(1) + b * m * nrhs, m, n, nrhs, (int)c->i[4], c->f[0], work);
+    if (c->i[4] != EM_LSTSQ_GELS) return info;
+    rank[b] = info; /* gels has no rank: its info instead (> 0: rank deficient) */
+    return 0;
+}
+
+static int FN(one_ldl)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t n = N_;
+    INFO(2)[b] = FN(ldl)(OUT(0) + b * n * n, INFO(1) + b * n, IN(0) + b * n * n, n, work);
+    return 0;
+}
+
+/* in = {LD, pivots, B (n x nrhs)}, out[0] = X; i[1] = n, i[2] = nrhs */
+static int FN(one_ldl_solve)(const em_call *c, int64_t b, T *work)
+{
+    const int64_t n = M_, nrhs = N_;
+    const int32_t *piv = (const int32_t *)em_tensor_data(c->in[1]);
+    return FN(ldl_solve)(OUT(0) + b * n * nrhs, IN(0) + b * n * n, piv + b * n, IN(2) + b * n * nrhs, n, nrhs, work);
 }
 
 /* in = {A (n x n), B (rows x cols)}, out[0] = X; i[1] = rows, i[2] = cols,
  * i[3] = n, i[4..6] = upper, left, unitriangular */
-static em_status FN(run_trsm)(const em_call *c, T *work)
+static int FN(one_trsm)(const em_call *c, int64_t b, T *work)
 {
     const int64_t rows = M_, cols = N_, n = c->i[3];
-    memcpy(OUT(0), IN(1), c->i[0] * rows * cols * sizeof(T));
-    for (int64_t b = 0; b < c->i[0]; b++)
-        FN(trsm)(OUT(0) + b * rows * cols, IN(0) + b * n * n, n, rows, cols, c->i[4], c->i[5], c->i[6]);
-    return EM_OK;
+    T *x = OUT(0) + b * rows * cols;
+    (void)work;
+    memcpy(x, IN(1) + b * rows * cols, rows * cols * sizeof(T));
+    FN(trsm)(x, IN(0) + b * n * n, n, rows, cols, c->i[4], c->i[5], c->i[6]);
+    return 0;
 }
 
 #undef M_

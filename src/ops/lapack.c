@@ -46,6 +46,21 @@ static em_tensor *batch_zeros(const em_tensor *t, int nbatch, int nextra, int64_
     return em_zeros(nbatch + nextra, sizes, dt);
 }
 
+/* A tensor of t's first `nbatch` dims followed by rows x cols, each matrix
+ * column-major (PyTorch's strides for LAPACK's results), left for the
+ * kernel to write in full. */
+static em_tensor *batch_colmajor(const em_tensor *t, int nbatch, int64_t rows, int64_t cols, em_dtype dt)
+{
+    int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS];
+    memcpy(sizes, t->sizes, nbatch * sizeof *sizes);
+    sizes[nbatch] = rows;
+    sizes[nbatch + 1] = cols;
+    strides[nbatch] = 1;
+    strides[nbatch + 1] = rows > 1 ? rows : 1;
+    for (int d = nbatch - 1, s = rows * cols; d >= 0; s *= sizes[d], d--) strides[d] = s > 1 ? s : 1;
+    return em_empty_strided(nbatch + 2, sizes, strides, dt);
+}
+
 static int64_t batch_count(const em_tensor *t, int nbatch)
 {
     return em_shape_numel(nbatch, t->sizes);
@@ -99,7 +114,7 @@ em_status em_linalg_lu_factor_ex(const em_tensor *A, em_tensor **LU, em_tensor *
     if (check_matrix(A, "torch.lu_factor", "A", false)) return em_error_code();
     const int nb = A->ndim - 2;
     const int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = m < n ? m : n;
-    *LU = batch_zeros(A, nb, 2, m, n, (em_dtype)A->dtype);
+    *LU = batch_colmajor(A, nb, m, n, (em_dtype)A->dtype);
     *pivots = batch_zeros(A, nb, 1, k, 0, EM_I32);
     *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
     em_call c = {.op = EM_OP_linalg_lu_factor_ex, .nin = 1, .nout = 3, .dtype = (em_dtype)A->dtype,
@@ -137,6 +152,118 @@ em_tensor *em_lu_pivots_to_permutation(const em_tensor *pivots, int64_t m, em_dt
     em_release(piv);
     if (st) em_release(P);
     return st ? NULL : P;
+}
+
+/* The broadcast batch dims of A (..., m, n) and B (..., p, q) into `batch`;
+ * their count, or -1 (error set) when they do not broadcast. */
+static int broadcast_batch(const em_tensor *A, const em_tensor *B, int64_t *batch)
+{
+    const int nb = (A->ndim > B->ndim ? A->ndim : B->ndim) - 2;
+    for (int d = 0; d < nb; d++) {
+        int da = d - (nb - (A->ndim - 2)), db = d - (nb - (B->ndim - 2));
+        int64_t x = da >= 0 ? A->sizes[da] : 1, y = db >= 0 ? B->sizes[db] : 1;
+        if (x != y && x != 1 && y != 1)
+            return em_fail(EM_ERR_SHAPE, "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                           "non-singleton dimension %d", (long long)x, (long long)y, d), -1;
+        batch[d] = x == 1 ? y : x;
+    }
+    return nb;
+}
+
+/* A at the batch dims `batch` (nb of them) with its own last two sizes. */
+static em_tensor *expand_batch(const em_tensor *A, int nb, const int64_t *batch)
+{
+    int64_t sizes[EM_MAX_DIMS];
+    memcpy(sizes, batch, nb * sizeof *sizes);
+    sizes[nb] = A->sizes[A->ndim - 2];
+    sizes[nb + 1] = A->sizes[A->ndim - 1];
+    return em_expand(A, nb + 2, sizes);
+}
+
+/* ---- linear solves from LU ------------------------------------------------ */
+static em_status check_solve_shapes(const em_tensor *B, int64_t n, const char *op)
+{
+    if (B->sizes[B->ndim - 2] == n) return EM_OK;
+    return em_fail(EM_ERR_SHAPE, "%s: Incompatible shapes of A and B for the equation AX = B (%lldx%lld and "
+                   "%lldx%lld)", op, (long long)n, (long long)n, (long long)B->sizes[B->ndim - 2],
+                   (long long)B->sizes[B->ndim - 1]);
+}
+
+em_status em_linalg_solve_ex(const em_tensor *A, const em_tensor *B, em_tensor **X, em_tensor **LU,
+                             em_tensor **pivots, em_tensor **info)
+{
+    static const char op[] = "linalg.solve";
+    results_init(RESULTS(X, LU, pivots, info));
+    if (EM_NULL(A) || EM_NULL(B) || EM_NULL(X) || EM_NULL(LU) || EM_NULL(pivots) || EM_NULL(info))
+        return em_error_code();
+    if (check_matrix(A, op, "A", true) || check_matrix(B, op, "B", false) || check_same_dtype(A, B, op))
+        return em_error_code();
+    const int64_t n = A->sizes[A->ndim - 1], nrhs = B->sizes[B->ndim - 1];
+    int64_t batch[EM_MAX_DIMS];
+    const int nb = check_solve_shapes(B, n, op) ? -1 : broadcast_batch(A, B, batch);
+    if (nb < 0) return em_error_code();
+    const em_dtype dt = (em_dtype)A->dtype;
+    em_tensor *Ae = expand_batch(A, nb, batch), *Be = Ae ? expand_batch(B, nb, batch) : NULL;
+    if (Be) {
+        *X = batch_colmajor(Be, nb, n, nrhs, dt);
+        *LU = batch_colmajor(Ae, nb, n, n, dt);
+        *pivots = batch_zeros(Ae, nb, 1, n, 0, EM_I32);
+        *info = batch_zeros(Ae, nb, 0, 0, 0, EM_I32);
+    }
+    em_call c = {.op = EM_OP_linalg_solve_ex, .nin = 2, .nout = 4, .dtype = dt, .in = {Ae, Be},
+                 .out = {*X, *LU, *pivots, *info}};
+    c.i[3] = nrhs;
+    em_status st = Be && *X && *LU && *pivots && *info ? run(&c, em_shape_numel(nb, batch), n, n) : em_error_code();
+    em_release(Ae);
+    em_release(Be);
+    return st ? results_drop(RESULTS(X, LU, pivots, info)) : EM_OK;
+}
+
+em_tensor *em_linalg_lu_solve(const em_tensor *LU, const em_tensor *pivots, const em_tensor *B, bool adjoint)
+{
+    static const char op[] = "linalg.lu_solve";
+    if (EM_NULL(LU) || EM_NULL(pivots) || EM_NULL(B)) return NULL;
+    if (check_matrix(LU, op, "LU", true) || check_matrix(B, op, "B", false) || check_same_dtype(LU, B, op))
+        return NULL;
+    const int64_t n = LU->sizes[LU->ndim - 1], nrhs = B->sizes[B->ndim - 1];
+    if (pivots->dtype != EM_I32)
+        return em_fail(EM_ERR_DTYPE, "%s: Expected pivots to be int32, but got %s", op,
+                       em_dtype_scalar_name((em_dtype)pivots->dtype)), NULL;
+    if (pivots->ndim != LU->ndim - 1 || pivots->sizes[pivots->ndim - 1] != n)
+        return em_fail(EM_ERR_SHAPE, "%s: pivots must be an int32 tensor of shape LU.shape[:-1]", op), NULL;
+    for (int d = 0; d < pivots->ndim - 1; d++)
+        if (pivots->sizes[d] != LU->sizes[d])
+            return em_fail(EM_ERR_SHAPE, "%s: pivots must be an int32 tensor of shape LU.shape[:-1]", op), NULL;
+    int64_t batch[EM_MAX_DIMS];
+    const int nb = check_solve_shapes(B, n, op) ? -1 : broadcast_batch(LU, B, batch);
+    if (nb < 0) return NULL;
+    /* LAPACK reads every pivot as a row index: check them (a bad one would read out of bounds) */
+    em_tensor *piv = em_contiguous(pivots);
+    if (!piv) return NULL;
+    const int32_t *p = (const int32_t *)em_tensor_data(piv);
+    for (int64_t i = 0, cnt = em_shape_numel(piv->ndim, piv->sizes); i < cnt; i++)
+        if (p[i] < 1 || p[i] > n) {
+            em_release(piv);
+            return em_fail(EM_ERR_RUNTIME, "%s: pivot %d is out of range [1, %lld]", op, p[i], (long long)n), NULL;
+        }
+    int64_t psizes[EM_MAX_DIMS];
+    memcpy(psizes, batch, nb * sizeof *psizes);
+    psizes[nb] = n;
+    /* the kernel reads LU column-major: LU^T's row-major buffer (lu_factor's LU as it is) */
+    em_tensor *LUt = em_transpose(LU, -2, -1), *F = LUt ? expand_batch(LUt, nb, batch) : NULL;
+    em_tensor *Pe = F ? em_expand(piv, nb + 1, psizes) : NULL, *Be = Pe ? expand_batch(B, nb, batch) : NULL;
+    em_tensor *X = Be ? batch_colmajor(Be, nb, n, nrhs, (em_dtype)LU->dtype) : NULL;
+    em_call c = {.op = EM_OP_linalg_lu_solve, .nin = 3, .nout = 1, .dtype = (em_dtype)LU->dtype,
+                 .in = {F, Pe, Be}, .out = {X}};
+    c.i[3] = adjoint;
+    em_status st = X ? run(&c, em_shape_numel(nb, batch), n, nrhs) : em_error_code();
+    em_release(piv);
+    em_release(LUt);
+    em_release(F);
+    em_release(Pe);
+    em_release(Be);
+    if (st) em_release(X);
+    return st ? NULL : X;
 }
 
 /* ---- triangular solve ----------------------------------------------------- */
@@ -189,7 +316,7 @@ em_status em_linalg_cholesky_ex(const em_tensor *A, bool upper, em_tensor **L, e
     if (check_matrix(A, "linalg.cholesky", "A", true)) return em_error_code();
     const int nb = A->ndim - 2;
     const int64_t n = A->sizes[nb];
-    *L = batch_zeros(A, nb, 2, n, n, (em_dtype)A->dtype);
+    *L = batch_colmajor(A, nb, n, n, (em_dtype)A->dtype);
     *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
     em_call c = {.op = EM_OP_linalg_cholesky_ex, .nin = 1, .nout = 2, .dtype = (em_dtype)A->dtype, .in = {A},
                  .out = {*L, *info}};
@@ -211,8 +338,8 @@ em_status em_linalg_qr(const em_tensor *A, em_qr_mode mode, em_tensor **Q, em_te
     const int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = m < n ? m : n;
     const int64_t rrows = mode == EM_QR_COMPLETE ? m : k, qcols = mode == EM_QR_R ? 0 : mode == EM_QR_COMPLETE ? m : k;
     *Q = mode == EM_QR_R ? em_zeros(1, (int64_t[]){0}, (em_dtype)A->dtype)
-                         : batch_zeros(A, nb, 2, m, qcols, (em_dtype)A->dtype);
-    *R = batch_zeros(A, nb, 2, rrows, n, (em_dtype)A->dtype);
+                         : batch_colmajor(A, nb, m, qcols, (em_dtype)A->dtype);
+    *R = batch_colmajor(A, nb, rrows, n, (em_dtype)A->dtype);
     if (!*Q || !*R) return results_drop(RESULTS(Q, R));
     /* an empty A still has Q = I in complete mode */
     if (mode == EM_QR_COMPLETE && n == 0 && m) {
@@ -389,40 +516,6 @@ em_status em_linalg_eig(const em_tensor *A, bool compute_v, em_tensor **L, em_te
     em_release(w);
     em_release(v);
     return st ? results_drop(RESULTS(L, V, info)) : EM_OK;
-}
-
-em_tensor *em_linalg_lu_solve(const em_tensor *LU, const em_tensor *pivots, const em_tensor *B, bool adjoint)
-{
-    static const char op[] = "linalg.lu_solve";
-    if (EM_NULL(LU) || EM_NULL(pivots) || EM_NULL(B)) return NULL;
-    if (check_matrix(LU, op, "LU", true) || check_matrix(B, op, "B", false) || check_same_dtype(LU, B, op)) return NULL;
-    const int nb = LU->ndim - 2;
-    const int64_t n = LU->sizes[nb], k = B->sizes[B->ndim - 1];
-    if (pivots->dtype != EM_I32)
-        return em_fail(EM_ERR_DTYPE, "%s: Expected pivots to be int32, but got %s", op,
-                       em_dtype_scalar_name((em_dtype)pivots->dtype)), NULL;
-    bool shapes = B->ndim == LU->ndim && pivots->ndim == nb + 1 && B->sizes[nb] == n && pivots->sizes[nb] == n;
-    for (int d = 0; shapes && d < nb; d++) shapes = B->sizes[d] == LU->sizes[d] && pivots->sizes[d] == LU->sizes[d];
-    if (!shapes)
-        return em_fail(EM_ERR_SHAPE, "%s: expected LU (..., n, n), pivots (..., n) and B (..., n, k) with the same "
-                       "batch dims, got %s, %s and %s", op, em_shape_str(LU->ndim, LU->sizes),
-                       em_shape_str(pivots->ndim, pivots->sizes), em_shape_str(B->ndim, B->sizes)), NULL;
-    em_tensor *piv = em_contiguous(pivots);
-    if (!piv) return NULL;
-    const int32_t *p = (const int32_t *)em_tensor_data(piv);
-    for (int64_t i = 0, np = em_shape_numel(piv->ndim, piv->sizes); i < np; i++)
-        if (p[i] < 1 || p[i] > n) {
-            em_release(piv);
-            return em_fail(EM_ERR_RUNTIME, "%s: pivot %d is out of range [1, %lld]", op, p[i], (long long)n), NULL;
-        }
-    em_tensor *X = batch_zeros(B, nb, 2, n, k, (em_dtype)B->dtype);
-    em_call c = {.op = EM_OP_linalg_lu_solve, .nin = 3, .nout = 1, .dtype = (em_dtype)B->dtype, .in = {LU, piv, B},
-                 .out = {X}};
-    c.i[3] = adjoint;
-    em_status st = X ? run(&c, batch_count(B, nb), n, k) : em_error_code();
-    em_release(piv);
-    if (st) em_release(X);
-    return st ? NULL : X;
 }
 
 /* ---- LDL ------------------------------------------------------------------ */
