@@ -44,8 +44,11 @@ def test_norm_dispatch_products_and_power():
 
 
 @pytest.mark.parametrize('name', ['eig', 'eigvals'])
-def test_missing_factorizations_say_not_implemented(name):
-    """eig/eigvals return complex results; the LAPACK-backed rest is test_linalg_lapack.py's."""
-    assert hasattr(torch.linalg, name)
-    with pytest.raises(NotImplementedError, match='complex|not implemented'):
-        getattr(ember.linalg, name)(ember.eye(3))
+def test_general_eigendecomposition_matches_torch(name):
+    """eig/eigvals of a real matrix: complex results, as torch's (gradients: test_linalg_grads.py)."""
+    a = torch.tensor([[2., 1., 0.], [-1., 2., 0.], [0., 0., 3.]])
+    want = getattr(torch.linalg, name)(a)
+    got = getattr(ember.linalg, name)(ember.from_numpy(a.numpy()))
+    for w, g in zip(want if name == 'eig' else [want], got if name == 'eig' else [got]):
+        assert str(g.dtype) == 'ember.complex64'
+        torch.testing.assert_close(torch.from_numpy(g.numpy()), w)
