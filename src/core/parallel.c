@@ -19,7 +19,8 @@
 
 #define MAX_WORKERS 255
 #define SPIN_NS 50000 /* a worker's spin after a job before it sleeps */
-#define STALL_NS 100000 /* a wait for workers at least this long (and > 2 chunks) is a stall */
+#define STALL_NS 1000000 /* a wait for workers this long (and > 2 chunks) is a stall: a time
+                           * slice lost to another process, not a worker waking (<= 0.1 ms) */
 #define SERIAL_NS 200000000 /* after a stall, jobs run on the caller alone this long */
 #define CLOSED UINT32_MAX /* the ticket's chunk while a job is being posted */
 
