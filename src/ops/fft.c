@@ -78,13 +78,23 @@ static em_tensor *run(em_op op, const em_tensor *x, int ndim, const int64_t *siz
     return y;
 }
 
+/* The checks every transform makes: x non-NULL, complex or real as `complex_in`
+ * says, dims valid (their mask and the last one out), a known norm. */
+static em_status check_args(const em_tensor *x, bool complex_in, int ndims, const int64_t *dims, em_fft_norm norm,
+                            const char *op, uint64_t *mask, int *last)
+{
+    if (EM_NULL(x) || check_dtype(x, complex_in, op) || dims_mask(x, ndims, dims, op, mask, last) ||
+        check_norm(norm, op))
+        return em_error_code();
+    return EM_OK;
+}
+
 em_tensor *em_fft_c2c(const em_tensor *x, int ndims, const int64_t *dims, em_fft_norm norm, bool forward)
 {
     static const char op[] = "fft_c2c";
     uint64_t mask;
     int last;
-    if (EM_NULL(x) || check_dtype(x, true, op) || dims_mask(x, ndims, dims, op, &mask, &last) ||
-        check_norm(norm, op) || check_lengths(x->sizes, x->ndim, mask, op))
+    if (check_args(x, true, ndims, dims, norm, op, &mask, &last) || check_lengths(x->sizes, x->ndim, mask, op))
         return NULL;
     return run(EM_OP_fft_c2c, x, x->ndim, x->sizes, (em_dtype)x->dtype, mask, last, norm, forward, 0);
 }
@@ -94,8 +104,7 @@ em_tensor *em_fft_r2c(const em_tensor *x, int ndims, const int64_t *dims, em_fft
     static const char op[] = "fft_r2c";
     uint64_t mask;
     int last;
-    if (EM_NULL(x) || check_dtype(x, false, op) || dims_mask(x, ndims, dims, op, &mask, &last) ||
-        check_norm(norm, op) || check_lengths(x->sizes, x->ndim, mask, op))
+    if (check_args(x, false, ndims, dims, norm, op, &mask, &last) || check_lengths(x->sizes, x->ndim, mask, op))
         return NULL;
     int64_t sizes[EM_MAX_DIMS];
     memcpy(sizes, x->sizes, x->ndim * sizeof *sizes);
@@ -109,9 +118,7 @@ em_tensor *em_fft_c2r(const em_tensor *x, int ndims, const int64_t *dims, em_fft
     static const char op[] = "fft_c2r";
     uint64_t mask;
     int last;
-    if (EM_NULL(x) || check_dtype(x, true, op) || dims_mask(x, ndims, dims, op, &mask, &last) ||
-        check_norm(norm, op))
-        return NULL;
+    if (check_args(x, true, ndims, dims, norm, op, &mask, &last)) return NULL;
     int64_t sizes[EM_MAX_DIMS];
     memcpy(sizes, x->sizes, x->ndim * sizeof *sizes);
     sizes[last] = last_dim_size;
