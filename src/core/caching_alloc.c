@@ -363,7 +363,10 @@ static void put_event(em_caching_alloc *a, void *e)
     if (a->nidle == a->idle_cap) {
         size_t cap = a->idle_cap ? 2 * a->idle_cap : 16;
         void **v = realloc(a->idle_events, cap * sizeof *v);
-        if (!v) return a->raw.event_destroy(a->raw.ctx, e);
+        if (!v) {
+            a->raw.event_destroy(a->raw.ctx, e);
+            return;
+        }
         a->idle_events = v, a->idle_cap = cap;
     }
     a->idle_events[a->nidle++] = e;
@@ -384,7 +387,8 @@ static void record_events(em_caching_alloc *a, block *b)
         a->raw.synchronize(a->raw.ctx);
         for (int k = 0; k < i; k++) put_event(a, b->uses[k].event);
         b->nuses = 0;
-        return free_block(a, b);
+        free_block(a, b);
+        return;
     }
     b->pending = b->nuses;
     b->next_pending = a->pending;
@@ -598,12 +602,11 @@ em_status em_cache_set_memory_fraction(em_caching_alloc *a, double fraction)
     if (!(fraction >= 0 && fraction <= 1))
         return em_fail(EM_ERR_VALUE, "Invalid fraction value: %g. Allowed range: 0~1", fraction);
     size_t dev_free, dev_total;
-    if (!a->raw.mem_info || !a->raw.mem_info(a->raw.ctx, &dev_free, &dev_total))
-        return em_fail(EM_ERR_RUNTIME, "set_memory_fraction: the device's memory size is unknown");
     pthread_mutex_lock(&a->lock);
-    a->limit = (size_t)(fraction * (double)dev_total);
+    bool known = a->raw.mem_info && a->raw.mem_info(a->raw.ctx, &dev_free, &dev_total);
+    if (known) a->limit = (size_t)(fraction * (double)dev_total);
     pthread_mutex_unlock(&a->lock);
-    return EM_OK;
+    return known ? EM_OK : em_fail(EM_ERR_RUNTIME, "set_memory_fraction: the device's memory size is unknown");
 }
 
 void em_cache_get_stats(em_caching_alloc *a, em_cache_stats *out)

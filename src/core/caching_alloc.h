@@ -49,10 +49,11 @@
 #include "ember/core.h"
 
 /* Raw device memory, streams and events. Streams and events are opaque
- * pointers (cudaStream_t / cudaEvent_t; NULL is the default stream). Every
- * member but mem_info is required; ctx is passed to each. */
+ * pointers (cudaStream_t / cudaEvent_t; NULL is the default stream). The
+ * functions are required but mem_info; ctx is passed to each. The allocator
+ * calls them with its mutex held. */
 typedef struct em_raw_mem {
-    const char *name;                                       /* "CUDA": starts the out-of-memory message */
+    const char *name;                                       /* "CUDA": starts the out-of-memory message (NULL: "Device") */
     void *ctx;
     void *(*alloc)(void *ctx, size_t nbytes);               /* NULL when out of memory (no error set) */
     void (*free)(void *ctx, void *ptr);

@@ -214,8 +214,10 @@ TEST(cache_per_stream_pools)
     void *l2 = take(a, 3 * MiB, S2);
     CHECK(l2 && l2 != l1 && stats(a).num_device_alloc == 4);
     CHECK(take(a, 2 * MiB, S1) == l1 && stats(a).num_device_alloc == 4);
-    void *all[] = {q, r, l1, l2};
-    for (int i = 0; i < 4; i++) CHECK(em_cache_free(a, all[i]) == EM_OK);
+    void *l3 = take(a, 19 * MiB, S1); /* S1's free 18 MiB is too small, S2's 17 MiB is S2's */
+    CHECK(l3 && stats(a).num_device_alloc == 5);
+    void *all[] = {q, r, l1, l2, l3};
+    for (int i = 0; i < 5; i++) CHECK(em_cache_free(a, all[i]) == EM_OK);
     CHECK(teardown(&x));
 }
 
