@@ -72,6 +72,7 @@ struct em_caching_alloc {
     void **idle_events;    /* created events for reuse */
     size_t nidle, idle_cap;
     size_t limit;          /* cap on reserved bytes (memory fraction); SIZE_MAX: none */
+    size_t max_split;      /* blocks this big are not split (oversize); SIZE_MAX: none */
     em_cache_stats st;
 };
 
@@ -157,12 +158,15 @@ static void pool_remove(pool *p, const block *b)
     pool_remove_at(p, i);
 }
 
-/* The smallest free block of `stream` with at least size bytes, taken out. */
-static block *pool_take(pool *p, const void *stream, size_t size)
+/* The smallest free block of `stream` with at least size bytes, taken out;
+ * an oversize block only for an oversize request, and at most LARGE_SEGMENT
+ * bytes bigger. */
+static block *pool_take(pool *p, const void *stream, size_t size, size_t max_split)
 {
     size_t i = lower_bound(p, stream, size, NULL);
     if (i == p->n || p->v[i]->stream != stream) return NULL;
     block *b = p->v[i];
+    if (size < max_split ? b->size >= max_split : b->size >= size + LARGE_SEGMENT) return NULL;
     pool_remove_at(p, i);
     return b;
 }
@@ -273,7 +277,18 @@ static block *alloc_segment(em_caching_alloc *a, size_t size, void *stream, bool
     block *b = new_block(a, mem, size, stream, small);
     a->st.num_device_alloc++;
     stat_block(a, EM_CACHE_SEGMENT, EM_CACHE_RESERVED_BYTES, b, 1, size);
+    if (size >= a->max_split) stat_add(a, EM_CACHE_OVERSIZE_SEGMENTS, small, 1);
     return b;
+}
+
+/* Gives a wholly free segment (one block, out of its pool) back to raw memory. */
+static void release_segment(em_caching_alloc *a, block *b)
+{
+    a->raw.free(a->raw.ctx, b->ptr);
+    a->st.num_device_free++;
+    stat_block(a, EM_CACHE_SEGMENT, EM_CACHE_RESERVED_BYTES, b, -1, b->size);
+    if (b->size >= a->max_split) stat_add(a, EM_CACHE_OVERSIZE_SEGMENTS, b->small, -1);
+    drop_block(a, b);
 }
 
 /* Returns the segments of pool p that are wholly free to raw memory. */
@@ -281,17 +296,35 @@ static void release_free_segments(em_caching_alloc *a, pool *p)
 {
     size_t kept = 0;
     for (size_t i = 0; i < p->n; i++) {
-        block *b = p->v[i];
-        if (b->prev || b->next) {
-            p->v[kept++] = b;
-            continue;
-        }
-        a->raw.free(a->raw.ctx, b->ptr);
-        a->st.num_device_free++;
-        stat_block(a, EM_CACHE_SEGMENT, EM_CACHE_RESERVED_BYTES, b, -1, b->size);
-        drop_block(a, b);
+        if (p->v[i]->prev || p->v[i]->next) p->v[kept++] = p->v[i]; /* the order is kept */
+        else release_segment(a, p->v[i]);
     }
-    p->n = kept; /* the order is kept */
+    p->n = kept;
+}
+
+/* Before the whole cache, frees cached oversize blocks of stream (each a
+ * whole segment) to make room for size bytes: the smallest one as big, else
+ * the largest ones until as many bytes are freed. False when they do not
+ * add up (those freed stay freed). */
+static bool release_oversize(em_caching_alloc *a, const void *stream, size_t size)
+{
+    pool *p = &a->large;
+    if (a->max_split == SIZE_MAX) return false;
+    if (size < a->max_split) size = a->max_split;
+    size_t i = lower_bound(p, stream, size, NULL), freed = 0;
+    if (i < p->n && p->v[i]->stream == stream) {
+        block *b = p->v[i];
+        pool_remove_at(p, i);
+        release_segment(a, b);
+        return true;
+    }
+    while (freed < size && i > 0 && p->v[i - 1]->stream == stream && p->v[i - 1]->size >= a->max_split) {
+        block *b = p->v[--i];
+        freed += b->size;
+        pool_remove_at(p, i);
+        release_segment(a, b);
+    }
+    return freed >= size;
 }
 
 /* A block whose uses are all complete goes back to its pool, merged with its
@@ -331,7 +364,7 @@ static void *hand_out(em_caching_alloc *a, block *b, size_t size, size_t request
 {
     bool was_split = b->prev || b->next; /* then b counted as an inactive split block */
     size_t rest = b->size - size;
-    if (b->small ? rest >= MIN_BLOCK : rest > SMALL_SIZE) {
+    if (b->small ? rest >= MIN_BLOCK : size < a->max_split && rest > SMALL_SIZE) {
         block *r = new_block(a, b->ptr + size, rest, b->stream, b->small);
         r->prev = b, r->next = b->next;
         if (r->next) r->next->prev = r;
@@ -349,6 +382,7 @@ static void *hand_out(em_caching_alloc *a, block *b, size_t size, size_t request
     stat_block(a, EM_CACHE_ALLOCATION, EM_CACHE_ALLOCATED_BYTES, b, 1, b->size);
     stat_block(a, EM_CACHE_ACTIVE, EM_CACHE_ACTIVE_BYTES, b, 1, b->size);
     stat_add(a, EM_CACHE_REQUESTED_BYTES, b->small, (int64_t)requested);
+    if (b->size >= a->max_split) stat_add(a, EM_CACHE_OVERSIZE_ALLOCATIONS, b->small, 1);
     return b->ptr;
 }
 
@@ -443,7 +477,7 @@ em_caching_alloc *em_cache_new(const em_raw_mem *raw, int device)
     pthread_mutex_init(&a->lock, NULL);
     a->raw = *raw;
     a->device = device;
-    a->limit = SIZE_MAX;
+    a->limit = a->max_split = SIZE_MAX;
     return a;
 }
 
@@ -527,12 +561,13 @@ em_status em_cache_malloc(em_caching_alloc *a, size_t nbytes, void *stream, void
         st = em_fail(EM_ERR_MEMORY, "caching allocator: out of host memory");
     } else {
         process_events(a, false);
-        block *b = pool_take(pool_of(a, small), stream, size);
+        block *b = pool_take(pool_of(a, small), stream, size, a->max_split);
         if (!b) {
             size_t seg = small ? SMALL_SEGMENT
                        : size < MIN_LARGE_ALLOC ? LARGE_SEGMENT
                        : (size + ROUND_LARGE - 1) / ROUND_LARGE * ROUND_LARGE;
             b = alloc_segment(a, seg, stream, small, false);
+            if (!b && !small && release_oversize(a, stream, size)) b = alloc_segment(a, seg, stream, small, false);
             if (!b) { /* free the cached segments and retry once */
                 empty_cache(a);
                 b = alloc_segment(a, seg, stream, small, true);
@@ -557,6 +592,7 @@ em_status em_cache_free(em_caching_alloc *a, void *ptr)
         b->allocated = false;
         stat_block(a, EM_CACHE_ALLOCATION, EM_CACHE_ALLOCATED_BYTES, b, -1, b->size);
         stat_add(a, EM_CACHE_REQUESTED_BYTES, b->small, -(int64_t)b->requested);
+        if (b->size >= a->max_split) stat_add(a, EM_CACHE_OVERSIZE_ALLOCATIONS, b->small, -1);
         if (b->nuses) record_events(a, b);
         else free_block(a, b);
     }
@@ -609,11 +645,24 @@ em_status em_cache_set_memory_fraction(em_caching_alloc *a, double fraction)
     return known ? EM_OK : em_fail(EM_ERR_RUNTIME, "set_memory_fraction: the device's memory size is unknown");
 }
 
+em_status em_cache_set_max_split_size(em_caching_alloc *a, size_t max_split)
+{
+    if (!a) return em_null_arg(__func__, "a"), EM_ERR_VALUE;
+    if (max_split <= LARGE_SEGMENT)
+        return em_fail(EM_ERR_VALUE, "max_split_size of %zu bytes is too small: it must be > 20 MiB", max_split);
+    pthread_mutex_lock(&a->lock);
+    bool idle = a->st.stat[EM_CACHE_RESERVED_BYTES][EM_CACHE_ALL].current == 0;
+    if (idle) a->max_split = max_split;
+    pthread_mutex_unlock(&a->lock);
+    return idle ? EM_OK : em_fail(EM_ERR_RUNTIME, "max_split_size can only be set while nothing is reserved (empty_cache first)");
+}
+
 void em_cache_get_stats(em_caching_alloc *a, em_cache_stats *out)
 {
     if (!a || !out) return;
     pthread_mutex_lock(&a->lock);
     free_figures(a, &a->st);
+    a->st.max_split_size = a->max_split == SIZE_MAX ? -1 : (int64_t)a->max_split;
     *out = a->st;
     pthread_mutex_unlock(&a->lock);
 }
@@ -704,6 +753,8 @@ size_t em_cache_summary(em_caching_alloc *a, char *buf, size_t n)
     put(&t, "| %-77s |\n", line);
     snprintf(line, sizeof line, "Largest free block: %s   fragmentation: %.1f%%", cell(s.largest_free_block, true, c[0]),
              fragmentation(&s));
+    put(&t, "| %-77s |\n", line);
+    snprintf(line, sizeof line, "Max split size: %s", s.max_split_size < 0 ? "none" : cell(s.max_split_size, true, c[0]));
     put(&t, "| %-77s |\n" RULE, line);
     return t.len;
 }

@@ -77,7 +77,9 @@ typedef struct em_raw_mem {
     X(ALLOCATION, allocation, "Allocations", 0)                                 \
     X(ACTIVE, active, "Active allocs", 0)                                       \
     X(SEGMENT, segment, "GPU reserved segments", 0)                             \
-    X(INACTIVE_SPLIT, inactive_split, "Non-releasable allocs", 0)
+    X(INACTIVE_SPLIT, inactive_split, "Non-releasable allocs", 0)                \
+    X(OVERSIZE_ALLOCATIONS, oversize_allocations, "Oversize allocations", 0)    \
+    X(OVERSIZE_SEGMENTS, oversize_segments, "Oversize GPU segments", 0)
 
 typedef enum em_cache_stat_kind {
 #define EM_X(e, key, title, bytes) EM_CACHE_##e,
@@ -92,7 +94,8 @@ typedef enum em_cache_pool { EM_CACHE_ALL, EM_CACHE_SMALL, EM_CACHE_LARGE, EM_CA
  * of its increases and decreases since the last reset. "Active" blocks are the
  * allocated ones plus the freed ones still waiting on other streams' events;
  * "inactive split" blocks are free pieces of partly used segments (memory that
- * empty_cache cannot give back). */
+ * empty_cache cannot give back). "Oversize" blocks and segments are those of
+ * at least the max split size (em_cache_set_max_split_size). */
 typedef struct em_cache_stat {
     int64_t current, peak, allocated, freed;
 } em_cache_stat;
@@ -107,6 +110,7 @@ typedef struct em_cache_stats {
     /* The cache's free memory now: its total, and the largest block of it
      * (fragmentation = 1 - largest_free_block / cached_free_bytes). */
     int64_t cached_free_bytes, largest_free_block;
+    int64_t max_split_size; /* em_cache_set_max_split_size's; -1: none */
 } em_cache_stats;
 
 extern const char *const em_cache_stat_keys[EM_CACHE_STAT_COUNT];  /* "allocated_bytes", ... */
@@ -146,6 +150,15 @@ void em_cache_empty(em_caching_alloc *a);
  * it fails as out of memory. EM_ERR_VALUE for a fraction outside [0, 1],
  * EM_ERR_RUNTIME when raw has no mem_info. */
 em_status em_cache_set_memory_fraction(em_caching_alloc *a, double fraction);
+
+/* Blocks of at least max_split bytes ("oversize", PyTorch's max_split_size_mb)
+ * are never split, serve only requests of at least max_split bytes and waste
+ * at most 20 MiB on them; when a raw allocation fails, cached oversize blocks
+ * are released first (the smallest that suffices, else the largest ones),
+ * before the whole cache. Limits fragmentation by large blocks. max_split must
+ * exceed 20 MiB (SIZE_MAX: no limit, the default) and be set while nothing is
+ * reserved (EM_ERR_VALUE / EM_ERR_RUNTIME otherwise). */
+em_status em_cache_set_max_split_size(em_caching_alloc *a, size_t max_split);
 
 void em_cache_get_stats(em_caching_alloc *a, em_cache_stats *out);
 /* peak = current for every statistic. */

@@ -418,10 +418,11 @@ TEST(cache_bad_arguments)
 /* Random allocations and frees on two streams, with record_stream and events
  * completing at random: no two live blocks overlap (their patterns stay
  * intact), the statistics add up, and everything goes back at the end. */
-TEST(cache_random_sequence)
+static void random_sequence(size_t max_split)
 {
     fixture x;
     em_caching_alloc *a = setup(&x, 512 * MiB);
+    CHECK(max_split == SIZE_MAX || em_cache_set_max_split_size(a, max_split) == EM_OK);
     enum { N = 48 };
     struct { unsigned char *p; size_t n; } live[N] = {{0}};
     int64_t requested = 0;
@@ -457,6 +458,8 @@ TEST(cache_random_sequence)
           STAT(s, INACTIVE_SPLIT, ALL).current == 0 && x.f.used == 0 && s.num_ooms == 0);
     CHECK(teardown(&x));
 }
+TEST(cache_random_sequence) { random_sequence(SIZE_MAX); }
+TEST(cache_random_sequence_max_split) { random_sequence(22 * MiB); }
 
 /* Threads allocating and freeing at once through one allocator. */
 typedef struct worker {
@@ -506,4 +509,45 @@ TEST(cache_threads)
     for (int t = 0; t < T; t++) CHECK_MSG(w[t].ok, "thread %d failed: %s", t, em_last_error());
     CHECK(CUR(a, ALLOCATED_BYTES, ALL) == 0 && CUR(a, ACTIVE, ALL) == 0 && consistent(a));
     CHECK(teardown(&x));
+}
+
+/* max_split_size: oversize blocks are not split, serve only oversize
+ * requests wasting at most 20 MiB, and are released first on a failure. */
+TEST(cache_max_split_size)
+{
+    fixture x;
+    em_caching_alloc *a = setup(&x, 100 * MiB);
+    CHECK_ERR(em_cache_set_max_split_size(a, 20 * MiB), EM_ERR_VALUE);
+    CHECK(stats(a).max_split_size == -1 && em_cache_set_max_split_size(a, 32 * MiB) == EM_OK);
+    void *p = take(a, 40 * MiB, S1);
+    CHECK(p && em_cache_free(a, p) == EM_OK);
+    CHECK(take(a, 36 * MiB, S1) == p && CUR(a, ALLOCATED_BYTES, ALL) == (int64_t)(40 * MiB)); /* not split */
+    CHECK(CUR(a, OVERSIZE_ALLOCATIONS, ALL) == 1 && CUR(a, OVERSIZE_SEGMENTS, ALL) == 1);
+    CHECK(em_cache_free(a, p) == EM_OK && CUR(a, OVERSIZE_ALLOCATIONS, ALL) == 0);
+    void *q = take(a, 12 * MiB, S1); /* not from the oversize block */
+    CHECK(q && q != p && stats(a).num_device_alloc == 2 && CUR(a, OVERSIZE_SEGMENTS, ALL) == 1);
+    CHECK_ERR(em_cache_set_max_split_size(a, 64 * MiB), EM_ERR_RUNTIME);
+    CHECK(em_cache_free(a, q) == EM_OK);
+    em_cache_empty(a);
+    CHECK(CUR(a, OVERSIZE_SEGMENTS, ALL) == 0 && CUR(a, RESERVED_BYTES, ALL) == 0);
+    /* a 60 MiB cached block is too big for 35 MiB; when 35 MiB more does not
+     * fit, it alone is released (the cached 12 MiB stays) */
+    void *big = take(a, 60 * MiB, S1), *mid = take(a, 12 * MiB, S1);
+    CHECK(big && mid && em_cache_free(a, big) == EM_OK && em_cache_free(a, mid) == EM_OK);
+    void *r = take(a, 35 * MiB, S1); /* (raw memory may reuse big's address) */
+    em_cache_stats s = stats(a);
+    CHECK(r && s.num_alloc_retries == 0 && s.num_device_free == 3 && x.f.failed_allocs == 1);
+    CHECK(STAT(s, RESERVED_BYTES, ALL).current == (int64_t)(48 * MiB) && s.max_split_size == (int64_t)(32 * MiB));
+    char text[8192];
+    CHECK(em_cache_summary(a, text, sizeof text) && strstr(text, "Max split size: 32.00 MiB"));
+    /* no single oversize block suffices: the largest ones go until enough */
+    CHECK(em_cache_free(a, r) == EM_OK && take(a, 34 * MiB, S1) == r); /* 36 MiB wastes < 20 MiB */
+    void *o2 = take(a, 34 * MiB, S1);
+    CHECK(o2 && CUR(a, RESERVED_BYTES, ALL) == (int64_t)(82 * MiB));
+    CHECK(em_cache_free(a, r) == EM_OK && em_cache_free(a, o2) == EM_OK);
+    void *o3 = take(a, 64 * MiB, S1); /* 82 + 64 > 100: the 36 and 34 MiB blocks go, the 12 MiB stays */
+    s = stats(a);
+    CHECK(o3 && s.num_alloc_retries == 0 && STAT(s, RESERVED_BYTES, ALL).current == (int64_t)(76 * MiB) && consistent(a));
+    CHECK(STAT(s, OVERSIZE_SEGMENTS, ALL).current == 1 && STAT(s, OVERSIZE_ALLOCATIONS, ALL).current == 1);
+    CHECK(em_cache_free(a, o3) == EM_OK && teardown(&x));
 }
