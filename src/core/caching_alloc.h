@@ -170,6 +170,11 @@ void em_cache_reset_accumulated_stats(em_caching_alloc *a);
  * bytes with the terminating NUL; returns the length of the whole text. */
 size_t em_cache_summary(em_caching_alloc *a, char *buf, size_t n);
 
+/* ---- the statistics as text (src/core/caching_alloc_summary.c) ------------- */
+/* The table of em_cache_summary for stats s of device `device` named `name`. */
+size_t em_cache_summary_text(const em_cache_stats *s, const char *name, int device, char *buf, size_t n);
+/* 1 - largest_free_block / cached_free_bytes, in percent (0 with nothing cached). */
+double em_cache_fragmentation(const em_cache_stats *s);
 /* "512 bytes", "1.50 KiB", "20.00 MiB", "2.00 GiB" into buf (>= 32 bytes). */
 const char *em_cache_format_size(int64_t nbytes, char *buf);
 
