@@ -587,7 +587,7 @@ em_status em_cache_record_stream(em_caching_alloc *a, void *ptr, void *stream)
     block *b = map_find(&a->live, ptr, &at);
     if (!b) {
         st = em_fail(EM_ERR_VALUE, "record_stream: %p is not an allocated block", ptr);
-    } else if (stream != b->stream) {
+    } else if (stream != b->stream || a->raw.host) {
         int i = 0;
         while (i < b->nuses && b->uses[i].stream != stream) i++;
         if (i == b->nuses && b->nuses == b->uses_cap) {

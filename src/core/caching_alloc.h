@@ -24,7 +24,9 @@
  *   then it fails with EM_ERR_MEMORY and a message naming the request, the
  *   device's free and total memory, the bytes allocated and reserved, and the
  *   fragmentation of the cache.
- * Every function is thread-safe (one mutex per allocator).
+ * Every function is thread-safe (one mutex per allocator). Over pinned host
+ * memory (em_raw_mem.host) the same policy is the caching host allocator
+ * that pin_memory() and non_blocking copies need.
  *
  * A cudaMalloc-backed em_raw_mem (device already set by the caller) is:
  *
@@ -64,6 +66,10 @@ typedef struct em_raw_mem {
     void (*event_destroy)(void *ctx, void *event);
     void (*synchronize)(void *ctx);                         /* waits for every stream (when an event fails) */
     bool (*mem_info)(void *ctx, size_t *free, size_t *total); /* optional: for messages and the memory fraction */
+    /* Pinned host memory (cudaHostAlloc), for a caching host allocator: the
+     * CPU may write a reused block at once, unordered with any stream, so
+     * record_stream guards the block's own stream too. */
+    bool host;
 } em_raw_mem;
 
 /* ---- statistics (PyTorch's memory_stats keys: "<stat>.<pool>.<field>") ---
@@ -138,7 +144,8 @@ em_status em_cache_malloc(em_caching_alloc *a, size_t nbytes, void *stream, void
  * that is not an allocated block of this allocator. */
 em_status em_cache_free(em_caching_alloc *a, void *ptr);
 /* Declares that work on `stream` uses the allocated block `ptr`: when freed,
- * the block is not reused before that work completes. EM_ERR_VALUE for a
+ * the block is not reused before that work completes (a use on the block's
+ * own stream needs no declaring, but for host memory). EM_ERR_VALUE for a
  * pointer that is not an allocated block. */
 em_status em_cache_record_stream(em_caching_alloc *a, void *ptr, void *stream);
 /* Releases every wholly free cached segment (after waiting for pending

@@ -253,6 +253,24 @@ TEST(cache_record_stream)
     CHECK(teardown(&x));
 }
 
+/* Pinned host memory: the CPU may write a reused block at once, so even a
+ * use on the block's own stream keeps it until that work is done. */
+TEST(cache_host_memory)
+{
+    fixture x;
+    fake_init(&x.f, 64 * MiB);
+    x.raw = fake_raw(&x.f);
+    x.raw.host = true;
+    em_caching_alloc *a = x.a = em_cache_new(&x.raw, 0);
+    void *p = take(a, 4 * KiB, NULL);
+    CHECK(p && em_cache_record_stream(a, p, NULL) == EM_OK && em_cache_free(a, p) == EM_OK);
+    void *q = take(a, 4 * KiB, NULL);
+    CHECK(q && q != p && fake_pending(&x.f) == 1); /* a copy on the default stream may still read p */
+    fake_complete(&x.f, NULL);
+    CHECK(take(a, 4 * KiB, NULL) == p);
+    CHECK(em_cache_free(a, p) == EM_OK && em_cache_free(a, q) == EM_OK && teardown(&x));
+}
+
 /* When no event can be made, freeing waits for the device instead. */
 TEST(cache_record_stream_without_events)
 {
