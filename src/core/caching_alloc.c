@@ -623,6 +623,72 @@ em_status em_cache_set_memory_fraction(em_caching_alloc *a, double fraction)
     return known ? EM_OK : em_fail(EM_ERR_RUNTIME, "set_memory_fraction: the device's memory size is unknown");
 }
 
+static int head_cmp(const void *x, const void *y)
+{
+    uintptr_t a = (uintptr_t)(*(block *const *)x)->ptr, b = (uintptr_t)(*(block *const *)y)->ptr;
+    return a < b ? -1 : a > b;
+}
+
+/* The first blocks of every segment, sorted by address (malloc'ed), or NULL
+ * when host memory is short; *n their count, *nblocks all blocks'. */
+static block **segment_heads(em_caching_alloc *a, size_t *n, size_t *nblocks)
+{
+    *nblocks = a->small.nblocks + a->large.nblocks;
+    block **heads = malloc((*nblocks ? *nblocks : 1) * sizeof *heads);
+    if (!heads) return NULL;
+    *n = 0;
+    for (int k = 0; k < 2; k++) { /* free blocks */
+        const pool *p = k ? &a->small : &a->large;
+        for (size_t i = 0; i < p->n; i++)
+            if (!p->v[i]->prev) heads[(*n)++] = p->v[i];
+    }
+    for (size_t i = 0; i < a->live.cap; i++) /* allocated blocks */
+        if (a->live.slot[i] && !a->live.slot[i]->prev) heads[(*n)++] = a->live.slot[i];
+    for (block *b = a->pending; b; b = b->next_pending) /* blocks waiting on events */
+        if (!b->prev) heads[(*n)++] = b;
+    qsort(heads, *n, sizeof *heads, head_cmp);
+    return heads;
+}
+
+em_status em_cache_get_snapshot(em_caching_alloc *a, em_cache_snapshot *out)
+{
+    if (!a || !out) return em_null_arg(__func__, !a ? "a" : "out"), EM_ERR_VALUE;
+    *out = (em_cache_snapshot){0};
+    pthread_mutex_lock(&a->lock);
+    size_t nseg = 0, nblocks = 0;
+    block **heads = segment_heads(a, &nseg, &nblocks);
+    out->segments = heads ? calloc(nseg ? nseg : 1, sizeof *out->segments) : NULL;
+    out->blocks = heads ? calloc(nblocks ? nblocks : 1, sizeof *out->blocks) : NULL;
+    em_cache_block_info *info = out->blocks;
+    for (size_t i = 0; out->segments && out->blocks && i < nseg; i++) {
+        em_cache_segment_info *seg = &out->segments[out->nsegments++];
+        *seg = (em_cache_segment_info){.address = (uintptr_t)heads[i]->ptr, .stream = heads[i]->stream,
+                                       .small = heads[i]->small, .blocks = info};
+        for (const block *b = heads[i]; b; b = b->next, info++, seg->nblocks++) {
+            em_cache_block_state state = b->allocated ? EM_CACHE_BLOCK_ALLOCATED
+                                       : b->pending ? EM_CACHE_BLOCK_PENDING_FREE : EM_CACHE_BLOCK_INACTIVE;
+            *info = (em_cache_block_info){(uintptr_t)b->ptr, b->size, b->allocated ? b->requested : 0, state};
+            seg->total_size += b->size;
+            if (state == EM_CACHE_BLOCK_ALLOCATED) seg->allocated_size += b->size, seg->requested_size += b->requested;
+            if (state != EM_CACHE_BLOCK_INACTIVE) seg->active_size += b->size;
+        }
+    }
+    pthread_mutex_unlock(&a->lock);
+    bool ok = heads && out->segments && out->blocks;
+    free(heads);
+    if (ok) return EM_OK;
+    em_cache_snapshot_free(out);
+    return em_fail(EM_ERR_MEMORY, "memory_snapshot: out of host memory");
+}
+
+void em_cache_snapshot_free(em_cache_snapshot *s)
+{
+    if (!s) return;
+    free(s->segments);
+    free(s->blocks);
+    *s = (em_cache_snapshot){0};
+}
+
 em_status em_cache_set_max_split_size(em_caching_alloc *a, size_t max_split)
 {
     if (!a) return em_null_arg(__func__, "a"), EM_ERR_VALUE;

@@ -177,6 +177,39 @@ void em_cache_reset_accumulated_stats(em_caching_alloc *a);
  * bytes with the terminating NUL; returns the length of the whole text. */
 size_t em_cache_summary(em_caching_alloc *a, char *buf, size_t n);
 
+/* ---- memory_snapshot: every segment and its blocks ------------------------- */
+typedef enum em_cache_block_state {
+    EM_CACHE_BLOCK_ALLOCATED,    /* "active_allocated" */
+    EM_CACHE_BLOCK_PENDING_FREE, /* "active_pending_free": freed, waiting on other streams */
+    EM_CACHE_BLOCK_INACTIVE      /* "inactive": free in the cache */
+} em_cache_block_state;
+
+typedef struct em_cache_block_info {
+    uintptr_t address;
+    size_t size, requested; /* requested: 0 unless allocated */
+    em_cache_block_state state;
+} em_cache_block_info;
+
+typedef struct em_cache_segment_info {
+    uintptr_t address;
+    size_t total_size, allocated_size, active_size, requested_size;
+    void *stream;
+    bool small;
+    int nblocks;
+    em_cache_block_info *blocks; /* in address order; points into the snapshot's array */
+} em_cache_segment_info;
+
+typedef struct em_cache_snapshot {
+    int nsegments;
+    em_cache_segment_info *segments; /* in address order */
+    em_cache_block_info *blocks;     /* every block, segment after segment */
+} em_cache_snapshot;
+
+/* Fills *out with the segments and blocks (PyTorch's memory_snapshot); free
+ * it with em_cache_snapshot_free. EM_ERR_MEMORY when host memory is short. */
+em_status em_cache_get_snapshot(em_caching_alloc *a, em_cache_snapshot *out);
+void em_cache_snapshot_free(em_cache_snapshot *s); /* NULL-safe; *s becomes empty */
+
 /* ---- the statistics as text (src/core/caching_alloc_summary.c) ------------- */
 /* The table of em_cache_summary for stats s of device `device` named `name`. */
 size_t em_cache_summary_text(const em_cache_stats *s, const char *name, int device, char *buf, size_t n);

@@ -569,3 +569,48 @@ TEST(cache_max_split_size)
     CHECK(STAT(s, OVERSIZE_SEGMENTS, ALL).current == 1 && STAT(s, OVERSIZE_ALLOCATIONS, ALL).current == 1);
     CHECK(em_cache_free(a, o3) == EM_OK && teardown(&x));
 }
+
+/* memory_snapshot: segments in address order, each covered by its blocks,
+ * and the sums agree with the statistics. */
+TEST(cache_snapshot)
+{
+    fixture x;
+    em_caching_alloc *a = setup(&x, 128 * MiB);
+    void *p = take(a, 100 * KiB, S1), *q = take(a, 200 * KiB, S1), *r = take(a, 300 * KiB, S1);
+    void *l = take(a, 3 * MiB, S2), *m = take(a, 12 * MiB, S1);
+    CHECK(p && q && r && l && m && em_cache_free(a, p) == EM_OK);
+    CHECK(em_cache_record_stream(a, q, S2) == EM_OK && em_cache_free(a, q) == EM_OK); /* pending */
+    em_cache_snapshot snap;
+    CHECK(em_cache_get_snapshot(a, &snap) == EM_OK && snap.nsegments == 3);
+    em_cache_stats st = stats(a);
+    size_t total = 0, allocated = 0, active = 0, requested = 0;
+    int states[3] = {0};
+    for (int i = 0; i < snap.nsegments; i++) {
+        const em_cache_segment_info *g = &snap.segments[i];
+        CHECK(i == 0 || g->address > snap.segments[i - 1].address);
+        uintptr_t at = g->address;
+        for (int k = 0; k < g->nblocks; k++) {
+            CHECK(g->blocks[k].address == at);
+            at += g->blocks[k].size;
+            states[g->blocks[k].state]++;
+        }
+        CHECK(at == g->address + g->total_size);
+        total += g->total_size, allocated += g->allocated_size, active += g->active_size, requested += g->requested_size;
+    }
+    CHECK(total == (size_t)STAT(st, RESERVED_BYTES, ALL).current && allocated == (size_t)STAT(st, ALLOCATED_BYTES, ALL).current);
+    CHECK(active == (size_t)STAT(st, ACTIVE_BYTES, ALL).current && requested == 3 * MiB + 12 * MiB + 300 * KiB);
+    CHECK(states[EM_CACHE_BLOCK_ALLOCATED] == 3 && states[EM_CACHE_BLOCK_PENDING_FREE] == 1 &&
+          states[EM_CACHE_BLOCK_INACTIVE] == 3); /* p's, after r, after l */
+    const em_cache_segment_info *small = NULL;
+    for (int i = 0; i < snap.nsegments; i++)
+        if (snap.segments[i].small) small = &snap.segments[i];
+    CHECK(small && small->stream == S1 && small->total_size == 2 * MiB && small->nblocks == 4);
+    CHECK(small->blocks[0].address == (uintptr_t)p && small->blocks[0].state == EM_CACHE_BLOCK_INACTIVE);
+    CHECK(small->blocks[1].state == EM_CACHE_BLOCK_PENDING_FREE && small->blocks[2].requested == 300 * KiB);
+    em_cache_snapshot_free(&snap);
+    em_cache_snapshot_free(NULL);
+    CHECK(snap.nsegments == 0 && snap.segments == NULL);
+    void *all[] = {r, l, m};
+    for (int i = 0; i < 3; i++) CHECK(em_cache_free(a, all[i]) == EM_OK);
+    CHECK(teardown(&x));
+}
