@@ -264,6 +264,8 @@ static block *alloc_segment(em_caching_alloc *a, size_t size, void *stream, bool
     return b;
 }
 
+static bool whole_segment(const block *b) { return !b->prev && !b->next; }
+
 /* Gives a wholly free segment (one block, out of its pool) back to raw memory. */
 static void release_segment(em_caching_alloc *a, block *b)
 {
@@ -279,29 +281,31 @@ static void release_free_segments(em_caching_alloc *a, pool *p)
 {
     size_t kept = 0;
     for (size_t i = 0; i < p->n; i++) {
-        if (p->v[i]->prev || p->v[i]->next) p->v[kept++] = p->v[i]; /* the order is kept */
-        else release_segment(a, p->v[i]);
+        if (whole_segment(p->v[i])) release_segment(a, p->v[i]);
+        else p->v[kept++] = p->v[i]; /* the order is kept */
     }
     p->n = kept;
 }
 
-/* Before the whole cache, frees cached oversize blocks of stream (each a
- * whole segment) to make room for size bytes: the smallest one as big, else
- * the largest ones until as many bytes are freed. False when they do not
- * add up (those freed stay freed). */
+/* Before the whole cache, frees cached oversize blocks of stream to make
+ * room for size bytes: the smallest one as big, else the largest ones until
+ * as many bytes are freed. False when they do not add up (those freed stay
+ * freed). An oversize block is never split, so it is a whole segment; a
+ * segment that is split is skipped all the same. */
 static bool release_oversize(em_caching_alloc *a, const void *stream, size_t size)
 {
     pool *p = &a->large;
     if (a->max_split == SIZE_MAX) return false;
     if (size < a->max_split) size = a->max_split;
     size_t i = lower_bound(p, stream, size, NULL), freed = 0;
-    if (i < p->n && p->v[i]->stream == stream) {
+    if (i < p->n && p->v[i]->stream == stream && whole_segment(p->v[i])) {
         block *b = p->v[i];
         pool_remove_at(p, i);
         release_segment(a, b);
         return true;
     }
-    while (freed < size && i > 0 && p->v[i - 1]->stream == stream && p->v[i - 1]->size >= a->max_split) {
+    while (freed < size && i > 0 && p->v[i - 1]->stream == stream && p->v[i - 1]->size >= a->max_split &&
+           whole_segment(p->v[i - 1])) {
         block *b = p->v[--i];
         freed += b->size;
         pool_remove_at(p, i);
@@ -334,7 +338,7 @@ static void free_block(em_caching_alloc *a, block *b)
         b->size += n->size;
         drop_block(a, n);
     }
-    if (b->prev || b->next) split_blocks++, split_bytes += (int64_t)b->size;
+    if (!whole_segment(b)) split_blocks++, split_bytes += (int64_t)b->size;
     pool_insert(p, b);
     stat_add(a, EM_CACHE_INACTIVE_SPLIT, b->small, split_blocks);
     stat_add(a, EM_CACHE_INACTIVE_SPLIT_BYTES, b->small, split_bytes);
@@ -345,7 +349,7 @@ static void free_block(em_caching_alloc *a, block *b)
  * splitting off the rest when it is worth keeping. */
 static void *hand_out(em_caching_alloc *a, block *b, size_t size, size_t requested)
 {
-    bool was_split = b->prev || b->next; /* then b counted as an inactive split block */
+    bool was_split = !whole_segment(b); /* then b counted as an inactive split block */
     size_t rest = b->size - size;
     if (b->small ? rest >= MIN_BLOCK : size < a->max_split && rest > SMALL_SIZE) {
         block *r = new_block(a, b->ptr + size, rest, b->stream, b->small);
