@@ -44,6 +44,9 @@ static void *fake_event_create(void *ctx)
 
 static bool fake_event_record(void *ctx, void *event, void *stream)
 {
+    fake_mem *f = ctx;
+    if (f->records_left == 0) return false;
+    if (f->records_left > 0) f->records_left--;
     fake_event *e = event;
     e->stream = stream, e->recorded = true, e->done = false;
     return true;
@@ -88,7 +91,7 @@ static bool fake_mem_info(void *ctx, size_t *free_bytes, size_t *total)
     return true;
 }
 
-void fake_init(fake_mem *f, size_t limit) { *f = (fake_mem){.limit = limit}; }
+void fake_init(fake_mem *f, size_t limit) { *f = (fake_mem){.limit = limit, .records_left = -1}; }
 
 em_raw_mem fake_raw(fake_mem *f)
 {

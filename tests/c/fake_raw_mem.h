@@ -16,6 +16,7 @@ typedef struct fake_mem {
     int64_t event_syncs, device_syncs;
     int64_t live_events;      /* created and not destroyed */
     bool fail_events;         /* event_create fails (tests the fallback) */
+    int64_t records_left;     /* event_record fails when 0 (counts down; -1: never fails) */
     fake_event *events;       /* every live event */
 } fake_mem;
 

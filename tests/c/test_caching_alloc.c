@@ -280,7 +280,15 @@ TEST(cache_record_stream_without_events)
     void *p = take(a, 4 * KiB, S1);
     CHECK(p && em_cache_record_stream(a, p, S2) == EM_OK && em_cache_free(a, p) == EM_OK);
     CHECK(x.f.device_syncs == 1 && take(a, 4 * KiB, S1) == p);
-    CHECK(em_cache_free(a, p) == EM_OK && teardown(&x));
+    /* the second of two records fails: the first event is kept for reuse */
+    static char s3;
+    x.f.fail_events = false, x.f.records_left = 1;
+    CHECK(em_cache_record_stream(a, p, S2) == EM_OK && em_cache_record_stream(a, p, &s3) == EM_OK);
+    CHECK(em_cache_free(a, p) == EM_OK && x.f.device_syncs == 2 && take(a, 4 * KiB, S1) == p);
+    x.f.records_left = -1;
+    CHECK(em_cache_record_stream(a, p, S2) == EM_OK && em_cache_free(a, p) == EM_OK);
+    CHECK(x.f.live_events == 1 && fake_pending(&x.f) == 1); /* made no new event */
+    CHECK(teardown(&x));
 }
 
 TEST(cache_empty_cache)
