@@ -20,7 +20,8 @@
  *   recorded on each of them when it is freed, and goes back to its pool only
  *   once they have all completed;
  * - when a raw allocation fails, every wholly free cached segment is released
- *   (after waiting for the pending events) and the allocation retried once;
+ *   (after waiting for the pending events; with a max split size, the
+ *   stream's cached oversize blocks first) and the allocation retried once;
  *   then it fails with EM_ERR_MEMORY and a message naming the request, the
  *   device's free and total memory, the bytes allocated and reserved, and the
  *   fragmentation of the cache.
