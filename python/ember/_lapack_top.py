@@ -55,7 +55,7 @@ def qr(input, some=True, *, out=None):
 
 
 def svd(input, some=True, compute_uv=True, *, out=None):
-    """U, S, V (not Vh) with input = U diag(S) V^T; without compute_uv, U and V are zeros of the
+    """U, S, V (not Vh) with input = U diag(S) V^H; without compute_uv, U and V are zeros of the
     full shapes."""
     L._check_matrix(input, 'linalg.svd', square=False)
     if not compute_uv:
@@ -64,7 +64,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         return L._out(SVDResult(_C.zeros(*input.shape[:-2], m, m, dtype=input.dtype), S,
                                 _C.zeros(*input.shape[:-2], n, n, dtype=input.dtype)), out)
     U, S, Vh = L.svd(input, full_matrices=not some)
-    return L._out(SVDResult(U, S, _mT(Vh)), out)
+    return L._out(SVDResult(U, S, L._mH(Vh)), out)
 
 
 def symeig(input, eigenvectors=False, upper=True, *, out=None):

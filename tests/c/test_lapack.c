@@ -101,12 +101,12 @@ TEST(lapack_svd_eigh_lstsq)
     CHECK(r1 == NULL && r2 == NULL);
     /* LDL^T of [[2, 1], [1, 2]]: no pivoting, L = [[1, 0], [1/2, 1]], D = diag(2, 3/2); then A x = (3, 3) */
     em_tensor *LD, *lpiv, *linfo;
-    CHECK(em_linalg_ldl_factor_ex(B, &LD, &lpiv, &linfo) == EM_OK);
+    CHECK(em_linalg_ldl_factor_ex(B, false, &LD, &lpiv, &linfo) == EM_OK);
     CHECK(tclose(LD, (const double[]){2, 0, 0.5, 1.5}, 0, 1e-12));
-    em_tensor *rhs = mat(EM_F64, 2, 1, (const double[]){3, 3}), *x = em_linalg_ldl_solve(LD, lpiv, rhs);
+    em_tensor *rhs = mat(EM_F64, 2, 1, (const double[]){3, 3}), *x = em_linalg_ldl_solve(LD, lpiv, rhs, false);
     CHECK(x && tclose(x, (const double[]){1, 1}, 0, 1e-12));
     em_tensor *badpiv = tt(EM_I32, 1, (const int64_t[]){2}, (const double[]){1, 7});
-    CHECK_ERR(em_linalg_ldl_solve(LD, badpiv, rhs), EM_ERR_RUNTIME);
+    CHECK_ERR(em_linalg_ldl_solve(LD, badpiv, rhs, false), EM_ERR_RUNTIME);
     RELEASE(A, U, S, Vh, info, U2, S2, V2, info2, B, L, Q, einfo, M, b, i, LD, lpiv, linfo, rhs, x, badpiv);
     COVER(EM_OP_linalg_svd, EM_OP_linalg_eigh, EM_OP_linalg_lstsq, EM_OP_linalg_ldl_factor_ex, EM_OP_linalg_ldl_solve);
 }
