@@ -116,9 +116,12 @@ EM_BACKWARD(linalg_lu_factor_ex, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
 static em_tensor *qr_tall(const em_tensor *Q, const em_tensor *R, em_tensor *gQ, em_tensor *gR)
 {
     em_arena a = {0};
-    em_tensor *N = X(em_triu(X(em_sub(MM(gR, H_(R)), MM(H_(Q), gQ), 1)), 0));
-    em_tensor *sym = X(em_add(N, H_(N), 1)); /* diagonal 2 re(N_ii): halved */
-    sym = X(em_sub(sym, X(em_diag_embed(X(em_diagonal(sym, 0, -2, -1)), 0, -2, -1)), 0.5));
+    em_tensor *N = X(em_sub(MM(gR, H_(R)), MM(H_(Q), gQ), 1));
+    em_tensor *sym = X(em_add(X(em_triu(N, 0)), H_(X(em_triu(N, 1))), 1));
+    if (em_dtype_is_complex((em_dtype)N->dtype)) { /* the diagonal's real part: less i im(N_ii) */
+        em_tensor *d = X(em_diagonal(N, 0, -2, -1));
+        sym = X(em_sub(sym, X(em_diag_embed(X(em_sub(d, X(em_conj_if_complex(d)), 1)), 0, -2, -1)), 0.5));
+    }
     em_tensor *b = X(em_add(MM(Q, sym), gQ, 1));
     em_tensor *r = em_arena_result(&a, TRSV(H_(R), b, false, false, false));
     em_arena_end(&a);
