@@ -155,6 +155,10 @@ class Eig(Function):
             gA = gL.unsqueeze(-1) * Vh
         else:
             VhgV = _C.matmul(Vh, gV)
+            if VhgV.numel() and bool(VhgV.diagonal(0, -2, -1).imag.abs().amax() > 1e-2):
+                raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                                   "multiplication by e^{i phi}. The specified loss function depends on this "
+                                   "quantity, so it is ill-defined.")
             gA = VhgV - _C.matmul(Vh, V * VhgV.real.diagonal(0, -2, -1).unsqueeze(-2))
             Lc = L.conj()
             eye = _C.eye(L.shape[-1], dtype=L.real.dtype)

@@ -1,7 +1,6 @@
 """ember.linalg: torch.linalg. Norms, products, cross and matrix_power are here; the
 LAPACK-backed factorizations and what is built on them (det, inv, solve, qr, svd, eigh,
-cholesky, lu, lstsq, pinv, matrix_exp, eig, ...) are in ember._lapack. eig and eigvals (complex
-results) have no gradient yet."""
+cholesky, lu, lstsq, pinv, matrix_exp, eig, ...) are in ember._lapack. Real and complex inputs."""
 import builtins
 
 from . import _C

@@ -201,6 +201,22 @@ static em_tensor *svd_inner(em_tensor *S, em_tensor *gS, em_tensor *UgU, em_tens
     return r;
 }
 
+/* PyTorch's check that a complex loss does not depend on the phases of the
+ * singular or eigen vectors (each defined up to a factor e^{i phi}): the
+ * imaginary part of W's diagonal is about 0, W = U^H gU + V^H gV (svd: W2 =
+ * V^H gV) or Q^H gQ (eigh: W2 NULL). Real W: nothing to check. */
+static bool phases_ignored(const em_tensor *W, const em_tensor *W2)
+{
+    if (!em_dtype_is_complex((em_dtype)W->dtype)) return true;
+    em_arena a = {0};
+    em_tensor *d = X(em_contiguous(X(em_diagonal(W2 ? X(em_add(W, W2, 1)) : W, 0, -2, -1))));
+    em_tensor *im = X(em_abs(X(em_select(X(em_view_as_real(d)), -1, 1))));
+    double most = 0;
+    const bool ok = a.failed || em_numel(im) == 0 || (!em_item(X(em_max(im)), &most) && most <= 1e-2);
+    em_arena_end(&a);
+    return ok;
+}
+
 /* A missing gradient of output k (EM_KEEP_MISSING_GRADS): zeros like it. */
 #define GO_OR_ZEROS(k, like) (go[k] ? go[k] : X(em_zeros_like((like), (em_dtype)(like)->dtype)))
 
@@ -212,19 +228,25 @@ EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2) | EM_KE
                        "compute_uv=True");
     const em_geometry *in = &n->in_geom[0];
     const int64_t m = in->sizes[in->ndim - 2], nc = in->sizes[in->ndim - 1], k = m < nc ? m : nc;
-    em_tensor *U = X(em_narrow(OUTPUT(0), -1, 0, k)), *S = OUTPUT(1), *V = H_(X(em_narrow(OUTPUT(2), -2, 0, k)));
+    em_tensor *U = X(em_narrow(OUTPUT(0), -1, 0, k)), *S = OUTPUT(1), *Vh = X(em_narrow(OUTPUT(2), -2, 0, k));
     if (a.failed) DONE();
     em_tensor *gS = GO_OR_ZEROS(1, S);
     if (!go[0] && !go[2]) { /* the values alone: U diag(gS) V^T, also at repeated values (as PyTorch) */
-        GRAD(0, MM(X(em_mul(U, X(em_unsqueeze(gS, -2)))), H_(V)));
+        GRAD(0, MM(X(em_mul(U, X(em_unsqueeze(gS, -2)))), Vh));
         DONE();
     }
     em_tensor *gU = X(em_narrow(GO_OR_ZEROS(0, OUTPUT(0)), -1, 0, k));
     em_tensor *gV = H_(X(em_narrow(GO_OR_ZEROS(2, OUTPUT(2)), -2, 0, k)));
     if (a.failed) DONE();
-    em_tensor *UgU = MM(H_(U), gU), *VgV = MM(H_(V), gV), *Srow = X(em_unsqueeze(S, -2));
-    em_tensor *gA = MM(MM(U, X(svd_inner(S, gS, UgU, VgV))), H_(V));
-    if (m > k) gA = X(em_add(gA, MM(X(off_span(U, gU, UgU, Srow)), H_(V)), 1));
+    em_tensor *V = H_(Vh), *UgU = MM(H_(U), gU), *VgV = MM(Vh, gV), *Srow = X(em_unsqueeze(S, -2));
+    if (!a.failed && !phases_ignored(UgU, VgV)) {
+        em_arena_end(&a);
+        return em_fail(EM_ERR_RUNTIME, "svd_backward: The singular vectors in the complex case are specified up to "
+                       "multiplication by e^{i phi}. The specified loss function depends on this phase term, making "
+                       "it ill-defined.");
+    }
+    em_tensor *gA = MM(MM(U, X(svd_inner(S, gS, UgU, VgV))), Vh);
+    if (m > k) gA = X(em_add(gA, MM(X(off_span(U, gU, UgU, Srow)), Vh), 1));
     if (nc > k) gA = X(em_add(gA, MM(U, H_(X(off_span(V, gV, VgV, Srow)))), 1));
     GRAD(0, gA);
     DONE();
@@ -250,7 +272,14 @@ EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_KEEP_MISSING_GRADS
     const int64_t k = L->sizes[L->ndim - 1];
     em_tensor *eye = X(em_eye(k, k, (em_dtype)L->dtype));
     em_tensor *E = X(em_add(X(em_sub(X(em_unsqueeze(L, -2)), X(em_unsqueeze(L, -1)), 1)), eye, 1));
-    em_tensor *W = X(em_div(MM(H_(Q), go[1]), E));
+    em_tensor *QgQ = MM(H_(Q), go[1]);
+    if (!a.failed && !phases_ignored(QgQ, NULL)) {
+        em_arena_end(&a);
+        return em_fail(EM_ERR_RUNTIME, "linalg_eigh_backward: The eigenvectors in the complex case are specified up "
+                       "to multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+                       "is ill-defined.");
+    }
+    em_tensor *W = X(em_div(QgQ, E));
     W = X(em_sub(W, X(em_mul(W, eye)), 1));
     W = X(em_add(W, X(em_diag_embed(gL, 0, -2, -1)), 1));
     em_tensor *gA = MM(MM(Q, W), H_(Q));

@@ -352,3 +352,42 @@ def test_gradcheck(name):
         return tuple(out) if isinstance(out, (tuple, list)) else out
     assert ember.autograd.gradcheck(f, (ea,), eps=1e-6, atol=1e-5, rtol=1e-4)
     assert ember.autograd.gradgradcheck(f, (ea,), eps=1e-6, atol=1e-4, rtol=1e-3)
+
+
+PHASE_DEPENDENT = {
+    'svd': lambda A, m: m.linalg.svd(A)[0].real.sum(),
+    'eigh': lambda A, m: m.linalg.eigh(A)[1].real.sum(),
+    'eig': lambda A, m: m.linalg.eig(A)[1].real.sum(),
+}
+
+
+@pytest.mark.parametrize('name', list(PHASE_DEPENDENT))
+def test_phase_dependent_loss_raises(name):
+    """A loss that depends on the vectors' arbitrary phases has no gradient (PyTorch's error)."""
+    A = hpd(3, 3)
+    fn = PHASE_DEPENDENT[name]
+    with pytest.raises(RuntimeError, match='e\\^\\{i phi\\}') as te:
+        ta = A.clone().requires_grad_(True)
+        fn(ta, m=torch).backward()
+    with pytest.raises(RuntimeError, match='e\\^\\{i phi\\}') as ee:
+        ea = to_ember(A).requires_grad_(True)
+        fn(ea, m=ember).backward()
+    assert str(ee.value).split(':')[0] == str(te.value).split(':')[0]
+
+
+@pytest.mark.parametrize('name', ['svd', 'inv', 'det', 'eigh', 'qr', 'eig', 'cholesky'])
+def test_complex32_refused(name):
+    A = ember.zeros(2, 2, dtype=ember.complex32)
+    with pytest.raises(RuntimeError):
+        getattr(ember.linalg, name)(A)
+
+
+@pytest.mark.parametrize('dtype', CDTYPES)
+def test_svd_lowrank(dtype):
+    """A rank-2 complex matrix is rebuilt from svd_lowrank's (U, S, V) and pca_lowrank's."""
+    a, b = crand(2, 6, 2, dtype=dtype, seed=5), crand(2, 2, 5, dtype=dtype, seed=6)
+    A = to_ember(a @ b)
+    U, S, V = ember.svd_lowrank(A, q=3)
+    rebuilt = to_torch(U @ (S.unsqueeze(-1).to(A.dtype) * V.mH))
+    assert torch.allclose(rebuilt, a @ b, **tol(dtype))
+    same(S[..., :2], torch.linalg.svdvals(a @ b)[..., :2], **tol(dtype))
