@@ -36,14 +36,7 @@
 #define FINITE(x) isfinite(x)
 #define ABS2(x) ((double)(x) * (x))
 #define TRANS_H 'T'
-#include "lapack_impl.h"
-#undef T
-#undef R
-#undef SFX
-#undef LP
-#undef LPU
-#undef LPH
-#undef TRSM
+#include "lapack_impl.h" /* (it undefines T, R, SFX, LP, LPU, LPH and TRSM) */
 
 #define T double
 #define R double
@@ -53,13 +46,6 @@
 #define LPH(name) LAPACKE_dsy##name
 #define TRSM cblas_dtrsm
 #include "lapack_impl.h"
-#undef T
-#undef R
-#undef SFX
-#undef LP
-#undef LPU
-#undef LPH
-#undef TRSM
 #undef ONE
 #undef FINITE
 #undef ABS2
@@ -78,13 +64,6 @@
 #define LPH(name) LAPACKE_che##name
 #define TRSM cblas_ctrsm
 #include "lapack_impl.h"
-#undef T
-#undef R
-#undef SFX
-#undef LP
-#undef LPU
-#undef LPH
-#undef TRSM
 
 #define T double _Complex
 #define R double
@@ -94,13 +73,6 @@
 #define LPH(name) LAPACKE_zhe##name
 #define TRSM cblas_ztrsm
 #include "lapack_impl.h"
-#undef T
-#undef R
-#undef SFX
-#undef LP
-#undef LPU
-#undef LPH
-#undef TRSM
 #undef ONE
 #undef FINITE
 #undef ABS2

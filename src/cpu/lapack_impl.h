@@ -3,7 +3,8 @@
  * name, LPU(name) -> the orthogonal/unitary routine (sor<name>, cun<name>),
  * LPH(name) -> the symmetric/Hermitian one (ssy<name>, che<name>), TRSM and
  * its ONE (alpha), FINITE, ABS2 (|x|^2) and TRANS_H ('T' for reals, 'C' for
- * complex: the adjoint) set).
+ * complex: the adjoint) set; it undefines T, R, SFX, LP, LPU, LPH and TRSM
+ * at its end, for the next dtype).
  *
  * Every input reaches these contiguous, as (batch, rows, cols) row-major.
  * LAPACK is column-major: a row-major m x n buffer read column-major is the
@@ -357,3 +358,10 @@ static int FN(one_trsm)(const em_call *c, int64_t b, T *work)
 #undef FN
 #undef CAT
 #undef CAT_
+#undef T
+#undef R
+#undef SFX
+#undef LP
+#undef LPU
+#undef LPH
+#undef TRSM

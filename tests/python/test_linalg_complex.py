@@ -391,3 +391,16 @@ def test_svd_lowrank(dtype):
     rebuilt = to_torch(U @ (S.unsqueeze(-1).to(A.dtype) * V.mH))
     assert torch.allclose(rebuilt, a @ b, **tol(dtype))
     same(S[..., :2], torch.linalg.svdvals(a @ b)[..., :2], **tol(dtype))
+
+
+def test_solve_op_backward():
+    """The C op's own backward (ember._C._linalg_solve_ex: A^-H solved with the forward's LU of A^T,
+    conjugated; under create_graph a solve with A^H), as torch.linalg.solve's gradient."""
+    A, B = wellcond(2, 3, 3), crand(2, 3, 2, seed=7)
+    ta, tb = A.clone().requires_grad_(True), B.clone().requires_grad_(True)
+    tg = torch.autograd.grad((torch.linalg.solve(ta, tb).abs() ** 2).sum(), (ta, tb))
+    ea, eb = to_ember(A).requires_grad_(True), to_ember(B).requires_grad_(True)
+    eg = ember.autograd.grad((ember._C._linalg_solve_ex(ea, eb)[0].abs() ** 2).sum(), (ea, eb))
+    same(eg, tg, atol=1e-8, rtol=1e-7)
+    assert ember.autograd.gradcheck(lambda a, b: ember._C._linalg_solve_ex(a, b)[0], (ea, eb))
+    assert ember.autograd.gradgradcheck(lambda a, b: ember._C._linalg_solve_ex(a, b)[0], (ea, eb))
