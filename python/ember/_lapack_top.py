@@ -119,8 +119,11 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
 
 
 def norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None):
-    """torch.norm: the nuclear norm (p='nuc') here, every other p in C (ember._C.norm)."""
+    """torch.norm: the nuclear norm (p='nuc') here, every other p in C (ember._C.norm; of the moduli
+    for a complex input, a real result)."""
     if not (isinstance(p, str) and p == 'nuc'):
+        if input.is_complex() and dtype is None:
+            input = input.abs()
         return _C.norm(input, p, dim, keepdim, out=out, dtype=dtype)
     if dtype is not None:
         raise ValueError("dtype argument is not supported in nuclear norm")
