@@ -413,3 +413,16 @@ def test_solve_op_backward():
     same(eg, tg, atol=1e-8, rtol=1e-7)
     assert ember.autograd.gradcheck(lambda a, b: ember._C._linalg_solve_ex(a, b)[0], (ea, eb))
     assert ember.autograd.gradgradcheck(lambda a, b: ember._C._linalg_solve_ex(a, b)[0], (ea, eb))
+
+
+@pytest.mark.parametrize('dtype', CDTYPES)
+@pytest.mark.parametrize('uplo', ['L', 'U'])
+def test_one_triangle_read(uplo, dtype):
+    """eigh, eigvalsh and cholesky read one triangle (and the diagonal's real part) only, as
+    LAPACK's heevd/potrf: the other triangle's garbage changes nothing."""
+    garbage = crand(2, 4, 4, dtype=dtype, seed=9)
+    A = hpd(2, 4, 4, dtype=dtype) + (garbage.triu(1) if uplo == 'L' else garbage.tril(-1))
+    run(lambda A, m: tuple(m.linalg.eigh(A, uplo)), A, dtype=dtype)
+    run(lambda A, m: m.linalg.eigvalsh(A, uplo), A, dtype=dtype)
+    run(lambda A, m: m.linalg.cholesky(A, upper=uplo == 'U'), A, dtype=dtype)
+    run(lambda A, m: m.linalg.eigh(A + 0.5j * m.eye(4), uplo).eigenvalues, A, dtype=dtype)
