@@ -426,3 +426,17 @@ def test_one_triangle_read(uplo, dtype):
     run(lambda A, m: m.linalg.eigvalsh(A, uplo), A, dtype=dtype)
     run(lambda A, m: m.linalg.cholesky(A, upper=uplo == 'U'), A, dtype=dtype)
     run(lambda A, m: m.linalg.eigh(A + 0.5j * m.eye(4), uplo).eigenvalues, A, dtype=dtype)
+
+
+@pytest.mark.parametrize('create_graph', [False, True])
+def test_det_grad_singular(create_graph):
+    """det's gradient g conj(cofactors) at an exactly singular complex matrix (finite), also under
+    create_graph (then from the SVD), as torch's."""
+    for A in (singular('complex128')[1], wellcond(3, 3)):
+        ta = A.clone().requires_grad_(True)
+        tg, = torch.autograd.grad(torch.linalg.det(ta).real + torch.linalg.det(ta).abs() ** 2, ta,
+                                  create_graph=create_graph)
+        ea = to_ember(A).requires_grad_(True)
+        eg, = ember.autograd.grad(ember.linalg.det(ea).real + ember.linalg.det(ea).abs() ** 2, ea,
+                                  create_graph=create_graph)
+        same(eg.detach(), tg.detach(), atol=1e-8, rtol=1e-7)
