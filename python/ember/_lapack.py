@@ -45,15 +45,15 @@ LinAlgError.__module__ = 'ember.linalg'
 
 
 # ---- helpers ---------------------------------------------------------------
-def _check_info(info, op, message):
-    """Raises LinAlgError(op: message(code)) for the first nonzero LAPACK info, naming the batch
-    element when the input was batched."""
+def _check_info(info, op, message, error=None):
+    """Raises LinAlgError (or `error`) (op: message(code)) for the first nonzero LAPACK info,
+    naming the batch element when the input was batched."""
     if info.numel() == 0 or not bool((info != 0).any()):
         return
     flat = info.reshape(-1)
     idx = int(_C.nonzero(flat)[0, 0])
     where = f"(Batch element {idx}): " if info.dim() > 0 else ""
-    raise LinAlgError(f"{op}: {where}{message(int(flat[idx]))}")
+    raise (error or LinAlgError)(f"{op}: {where}{message(int(flat[idx]))}")
 
 
 def _check_matrix(A, op, square=True, what='A'):
@@ -134,22 +134,18 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, info = _C._linalg_lu_factor_ex(A)
     if check_errors:
-        _check_info(info, 'torch.linalg.lu_factor_ex', lambda i: f"U[{i},{i}] is zero and using it on lu_solve "
-                    "would result in a division by zero. If you still want to perform the factorization, consider "
-                    "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+        _check_info(info, 'torch.linalg.lu_factor_ex', _lu_message)
     return _out(LUFactorExResult(LU, piv, info), out)
+
+
+def _lu_message(i):
+    return (f"U[{i},{i}] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+            "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
 def lu_factor(A, *, pivot=True, out=None):
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
-    if info.numel() and bool((info != 0).any()):
-        flat = info.reshape(-1)
-        idx = int(_C.nonzero(flat)[0, 0])
-        where = f"(Batch element {idx}): " if info.dim() > 0 else ""
-        i = int(flat[idx])
-        raise RuntimeError(f"torch.linalg.lu_factor: {where}U[{i},{i}] is zero and using it on lu_solve would "
-                           "result in a division by zero. If you still want to perform the factorization, consider "
-                           "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    _check_info(info, 'torch.linalg.lu_factor', _lu_message, RuntimeError)
     return _out(LUFactorResult(LU, piv), out)
 
 
