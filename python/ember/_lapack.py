@@ -654,10 +654,14 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
 # ---- matrix functions, norms ------------------------------------------------------------
 def matrix_exp(A):
     """e^A by scaling and squaring: a degree-18 Taylor polynomial of A / 2^s with ||A / 2^s||_1
-    <= 1/2 (error below float64's eps), squared s times. Differentiated through its products."""
+    <= 1/2 (error below float64's eps), squared s times. Differentiated through its products.
+    Single precision is computed in double and rounded once (the s squarings would amplify
+    float32's rounding past torch's)."""
     _check_matrix(A, 'linalg.matrix_exp')
     if A.numel() == 0:
         return A.clone()
+    if A.dtype in (_C.float32, _C.complex64):
+        return matrix_exp(A.to(_C.float64 if A.dtype == _C.float32 else _C.complex128)).to(A.dtype)
     norm = float(A.detach().abs().sum(-2).amax()) if A.numel() else 0.0
     s = builtins.max(0, math.ceil(math.log2(norm)) + 1) if norm > 0 and math.isfinite(norm) else 0
     X = A / (2.0 ** s) if s else A

@@ -440,3 +440,15 @@ def test_det_grad_singular(create_graph):
         eg, = ember.autograd.grad(ember.linalg.det(ea).real + ember.linalg.det(ea).abs() ** 2, ea,
                                   create_graph=create_graph)
         same(eg.detach(), tg.detach(), atol=1e-8, rtol=1e-7)
+
+
+@pytest.mark.parametrize('dtype', ['float32', 'complex64'])
+def test_matrix_exp_single_precision(dtype):
+    """float32/complex64 matrix_exp of a large-norm matrix (many squarings) as accurate as the
+    double result rounded: within float32's rounding of torch's float64 answer."""
+    g = np.random.default_rng(11)
+    a = g.uniform(-3, 3, (3, 4, 4)) + (1j * g.uniform(-3, 3, (3, 4, 4)) if dtype == 'complex64' else 0)
+    A = torch.tensor(a).to(getattr(torch, dtype))
+    ref = torch.linalg.matrix_exp(A.to(torch.complex128 if dtype == 'complex64' else torch.float64))
+    got = to_torch(ember.linalg.matrix_exp(to_ember(A))).to(ref.dtype)
+    assert torch.allclose(got, ref, rtol=3e-7, atol=3e-7 * float(ref.abs().max()))
