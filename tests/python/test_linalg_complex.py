@@ -327,6 +327,14 @@ GRADS = {
     'householder': (lambda A, m: m.linalg.householder_product(A, A[..., 0, :2] * 0.3), 'tall'),
     'cond': (lambda A, m: m.linalg.cond(A), 'square'),
     'tensorinv': (lambda A, m: m.linalg.tensorinv(A.reshape(-1, 4, 4)[0].reshape(2, 2, 4)), 'square4'),
+    'svd_full': (lambda A, m: (lambda U, S, Vh: (U @ Vh, S))(*m.linalg.svd(A)), 'square'),
+    'torch.svd': (lambda A, m: (lambda U, S, V: (U @ V.mH, S))(*m.svd(A)), 'square'),
+    'qr_complete': (lambda A, m: m.linalg.qr(A, mode='complete'), 'wide'),
+    'eigh_U': (lambda A, m: (lambda L, Q: (L, Q.abs()))(*m.linalg.eigh(A + A.mH, 'U')), 'square'),
+    'lu_unpack': (lambda A, m: m.lu_unpack(*m.linalg.lu_factor(A))[1:], 'tall'),
+    'triangular_solve': (lambda A, m: m.triangular_solve(A, A.triu(), transpose=True)[0], 'square'),
+    'pinv_wide': (lambda A, m: m.linalg.pinv(A), 'wide'),
+    'lstsq_wide': (lambda A, m: m.linalg.lstsq(A, A[..., :2], driver='gelsd').solution, 'wide'),
 }
 
 SHAPES = {'square': (2, 3, 3), 'tall': (2, 4, 3), 'wide': (2, 3, 4), 'square4': (4, 4)}
