@@ -28,6 +28,10 @@ static const bool complex_kernels[EM_OP_COUNT] = {
     OK(roll) OK(rot90) OK(repeat) OK(tile) OK(index_select) OK(index_add) OK(gather) OK(scatter_add) OK(take) OK(put) OK(index) OK(index_put)
     OK(tril) OK(triu) OK(masked_fill) OK(cumsum) OK(cumprod)
     OK(fft_c2c) OK(fft_r2c) OK(fft_c2r)
+    OK(linalg_lu_factor_ex) OK(linalg_solve_ex) OK(linalg_lu_solve) OK(lu_pivots_to_permutation)
+    OK(linalg_solve_triangular) OK(linalg_cholesky_ex) OK(linalg_qr) OK(geqrf) OK(linalg_householder_product) OK(ormqr)
+    OK(linalg_eig) OK(linalg_svd) OK(linalg_eigh) OK(linalg_lstsq) OK(linalg_ldl_factor_ex) OK(linalg_ldl_solve)
+    OK(diag_embed)
 #undef OK
 };
 
