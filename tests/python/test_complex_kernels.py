@@ -1,0 +1,161 @@
+"""Complex inputs of pointwise and reduction ops that Ember composes from
+ops with complex kernels (Note [Complex compositions] in src/ops/pointwise.c,
+Note [Complex var and norm] in src/ops/reduce_stats.c): var, std, var_mean,
+std_mean, norm (vector norms, dist, normalize), abs, log2, log10, positive
+and the logical ops, against PyTorch 1.13 in complex128 and complex64
+(values, dtypes, out=, errors), and float64-precision gradcheck on
+complex128 where PyTorch's op is differentiable."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+COMPLEX = ['complex128', 'complex64']
+
+
+def pair(shape, dtype, seed=0, zeros=False):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    if zeros:
+        a.flat[::3] = 0
+    return ember.tensor(a, dtype=getattr(ember, dtype)), torch.tensor(a, dtype=getattr(torch, dtype))
+
+
+def same(got, want, dtype):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    tol = 1e-5 if dtype == 'complex64' else 1e-12
+    for g, w in zip(got, want):
+        assert str(g.dtype).split('.')[-1] == str(w.dtype).split('.')[-1], (g.dtype, w.dtype)
+        w = w.detach().resolve_conj().numpy()
+        g = g.detach().numpy()
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+STATS = [
+    lambda m, x: m.var(x),
+    lambda m, x: m.var(x, 1),
+    lambda m, x: m.var(x, (0, 2), keepdim=True),
+    lambda m, x: m.var(x, -1, correction=0),
+    lambda m, x: m.std(x),
+    lambda m, x: m.std(x, 0, keepdim=True, unbiased=False),
+    lambda m, x: m.var_mean(x, 1),
+    lambda m, x: m.std_mean(x, (-1, 0), keepdim=True),
+    lambda m, x: m.std_mean(x),
+    lambda m, x: m.var(x[0, 0, 0]),
+    lambda m, x: m.var(x[:, :0], 1),
+    lambda m, x: x.var(dim=2),
+]
+
+
+@pytest.mark.parametrize('dtype', COMPLEX)
+@pytest.mark.parametrize('k', range(len(STATS)))
+def test_var_std(dtype, k):
+    x, t = pair((3, 4, 5), dtype)
+    with np.errstate(invalid='ignore'):
+        same(STATS[k](ember, x), STATS[k](torch, t), dtype)
+
+
+NORMS = [
+    lambda m, x: m.linalg.vector_norm(x),
+    lambda m, x: m.linalg.vector_norm(x, 1, dim=1),
+    lambda m, x: m.linalg.vector_norm(x, float('inf'), dim=(0, 2), keepdim=True),
+    lambda m, x: m.linalg.vector_norm(x, 0, dim=-1),
+    lambda m, x: m.linalg.vector_norm(x, 3.5),
+    lambda m, x: m.linalg.vector_norm(x, float('-inf'), dim=0),
+    lambda m, x: m.norm(x),
+    lambda m, x: m.norm(x, p='fro', dim=(1, 2)),
+    lambda m, x: x.norm(dim=1, keepdim=True),
+    lambda m, x: m.dist(x, x * 2 + 1),
+    lambda m, x: m.nn.functional.normalize(x, dim=1),
+    lambda m, x: m.nn.functional.pairwise_distance(x[0], x[1]),
+    lambda m, x: m.norm(x, p=3, dim=0, dtype=m.complex128),
+]
+
+
+@pytest.mark.parametrize('dtype', COMPLEX)
+@pytest.mark.parametrize('k', range(len(NORMS)))
+def test_norm(dtype, k):
+    x, t = pair((3, 4, 5), dtype, zeros=True)
+    try:
+        want = NORMS[k](torch, t)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            NORMS[k](ember, x)
+        return
+    same(NORMS[k](ember, x), want, dtype)
+
+
+POINTWISE = [
+    lambda m, x: m.abs(x),
+    lambda m, x: m.log2(x),
+    lambda m, x: m.log10(x),
+    lambda m, x: x.log10(),
+    lambda m, x: m.positive(x),
+    lambda m, x: m.logical_not(x),
+    lambda m, x: m.logical_and(x, x.real),
+    lambda m, x: m.logical_or(x[0], x),
+    lambda m, x: m.logical_xor(x, m.zeros(5, dtype=m.complex64)),
+    lambda m, x: m.nn.functional.softsign(x),
+    lambda m, x: m.log2(x, out=m.empty(0, dtype=x.dtype)),
+    lambda m, x: m.logical_not(x, out=m.empty(2, dtype=m.bool)),
+    lambda m, x: m.logical_and(x, x, out=m.empty(0, dtype=m.complex128)),
+]
+
+
+@pytest.mark.parametrize('dtype', COMPLEX)
+@pytest.mark.parametrize('k', range(len(POINTWISE)))
+def test_pointwise(dtype, k):
+    x, t = pair((3, 4, 5), dtype, zeros=True)
+    x[0, 0, 0] = complex('inf')
+    t[0, 0, 0] = complex('inf')
+    with np.errstate(invalid='ignore'):
+        same(POINTWISE[k](ember, x), POINTWISE[k](torch, t), dtype)
+
+
+@pytest.mark.parametrize('dtype', COMPLEX)
+def test_inplace(dtype):
+    for m in (ember, torch):
+        x = pair((2, 3), dtype)[m is torch]
+        with pytest.raises(RuntimeError):
+            x.abs_()
+        with pytest.raises(RuntimeError):
+            m.log2(x, out=m.empty(2, 3))  # complex result into a float out=
+    x, t = pair((2, 3), dtype)
+    x.log10_(), t.log10_()
+    x.logical_not_(), t.logical_not_()
+    same(x, t, dtype)
+
+
+GRADS = [
+    lambda m, x: m.var(x, 1),
+    lambda m, x: m.std(x, (0, 1), correction=0),
+    lambda m, x: m.var_mean(x, 0)[0],
+    lambda m, x: m.std_mean(x, -1)[1],
+    lambda m, x: m.linalg.vector_norm(x),
+    lambda m, x: m.linalg.vector_norm(x, 1, dim=0),
+    lambda m, x: m.linalg.vector_norm(x, 3, dim=1),
+    lambda m, x: m.dist(x, m.ones(4, dtype=m.complex128) * (1 - 2j)),
+    lambda m, x: m.abs(x),
+    lambda m, x: m.log2(x),
+    lambda m, x: m.log10(x),
+    lambda m, x: m.positive(x) * 2,
+]
+
+
+@pytest.mark.parametrize('k', range(len(GRADS)))
+def test_gradcheck_complex128(k):
+    x, t = pair((3, 4), 'complex128', seed=k + 1)
+    x.requires_grad_(), t.requires_grad_()
+    assert ember.autograd.gradcheck(lambda z: GRADS[k](ember, z), (x,))
+    # and the same gradient as torch for one real cotangent
+    y, w = GRADS[k](ember, x), GRADS[k](torch, t)
+    cot = np.random.default_rng(k).standard_normal(tuple(w.shape))
+    if w.is_complex():
+        cot = cot + 1j * np.random.default_rng(k + 9).standard_normal(tuple(w.shape))
+    (gx,) = ember.autograd.grad(y, x, ember.tensor(cot, dtype=y.dtype))
+    (gt,) = torch.autograd.grad(w, t, torch.tensor(cot, dtype=w.dtype))
+    np.testing.assert_allclose(gx.numpy(), gt.resolve_conj().numpy(), rtol=1e-10, atol=1e-12)
