@@ -63,9 +63,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     close = input == other
-    if equal_nan and input.is_floating_point():
-        close = close | (_C.isnan(input) & _C.isnan(other))
-    if input.is_floating_point() and (rtol or atol):
+    inexact = input.is_floating_point() or input.is_complex()  # complex: |input - other| is the modulus
+    if equal_nan and inexact:
+        close = close | ((input != input) & (other != other))
+    if inexact and (rtol or atol):
         error = _C.abs(input - other)
         close = close | (_C.isfinite(error) & (error <= atol + rtol * _C.abs(other)))
     elif rtol or atol:  # integers: the bound in float64, as PyTorch

@@ -64,12 +64,14 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
  * them: abs, the 2-norm of view_as_real's (re, im) pairs; log2 and log10,
  * log with both parts times 1/log(base) (a complex product would make
  * 0 * inf a NaN: log2(0) is -inf + 0i); positive, a view of x (PyTorch's
- * returns x itself); the logical ops, on x != 0. */
+ * returns x itself); the logical ops, on x != 0; lerp(a, b, w) as
+ * a + w (b - a), addcmul/addcdiv(x, a, b, value) as x + value (a * b or a / b). */
 static bool complex_composed(em_op op, int nin, const em_tensor *const *in)
 {
     bool complex = false;
     for (int k = 0; k < nin; k++) complex |= em_dtype_is_complex((em_dtype)in[k]->dtype);
     return complex && (op == EM_OP_abs || op == EM_OP_log2 || op == EM_OP_log10 || op == EM_OP_positive ||
+                       op == EM_OP_lerp || op == EM_OP_addcmul || op == EM_OP_addcdiv ||
                        em_ops[op].rule == EM_RULE_LOGICAL);
 }
 
@@ -81,6 +83,19 @@ static em_tensor *complex_new(em_op op, int nin, const em_tensor *const *in, con
         return a;
     }
     if (op == EM_OP_positive) return em_reshape(in[0], in[0]->ndim, in[0]->sizes);
+    if (op == EM_OP_lerp) /* no promotion: end, and weight unless a Python scalar, of input's dtype */
+        for (int k = 1; k < 3; k++)
+            if (in[k]->dtype != in[0]->dtype && !(k == 2 && em_is_wrapped_number(in[2])))
+                return em_error(EM_ERR_RUNTIME, "expected dtype %s for `%s` but got dtype %s", em_dtypes[in[0]->dtype].name,
+                                k == 1 ? "end" : "weight", em_dtypes[in[k]->dtype].name);
+    if (op == EM_OP_lerp || op == EM_OP_addcmul || op == EM_OP_addcdiv) {
+        em_tensor *d = op == EM_OP_lerp ? em_sub(in[1], in[0], 1) : NULL;
+        em_tensor *t = op == EM_OP_lerp ? (d ? em_mul(in[2], d) : NULL)
+                       : op == EM_OP_addcmul ? em_mul(in[1], in[2]) : em_div(in[1], in[2]);
+        em_tensor *y = t ? em_add(in[0], t, op == EM_OP_lerp ? 1 : params[0]) : NULL;
+        em_release(d), em_release(t);
+        return y;
+    }
     if (op == EM_OP_log2 || op == EM_OP_log10) {
         em_tensor *l = em_log(in[0]), *r = l ? em_view_as_real(l) : NULL;
         em_tensor *c = r ? em_tensor_scalar(1 / log(op == EM_OP_log2 ? 2.0 : 10.0), (em_dtype)r->dtype) : NULL;
