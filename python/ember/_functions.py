@@ -396,7 +396,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         warnings.warn("cov(): degrees of freedom is <= 0")
         norm_factor = 0.0
     xm = x - avg.unsqueeze(1)
-    c = xm.matmul((xm if w is None else xm * w).t())
+    xw = (xm if w is None else xm * w).t()
+    c = xm.matmul(xw.conj() if xw.is_complex() else xw)  # complex: E[(x - mean) conj(x - mean)^T]
     return (c / norm_factor).squeeze()
 
 
@@ -407,7 +408,10 @@ def corrcoef(input):
     if c.dim() == 0:
         return c / c
     std = _C.sqrt(c.diagonal())
-    return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+    r = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if r.is_complex():  # each part clipped, as PyTorch
+        return _C.view_as_complex(_C.view_as_real(r).clamp(-1, 1))
+    return r.clamp(-1, 1)
 
 
 def _interval_areas(y, x, dx, dim):

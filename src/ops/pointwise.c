@@ -65,13 +65,14 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
  * log with both parts times 1/log(base) (a complex product would make
  * 0 * inf a NaN: log2(0) is -inf + 0i); positive, a view of x (PyTorch's
  * returns x itself); the logical ops, on x != 0; lerp(a, b, w) as
- * a + w (b - a), addcmul/addcdiv(x, a, b, value) as x + value (a * b or a / b). */
+ * a + w (b - a), addcmul/addcdiv(x, a, b, value) as x + value (a * b or a / b);
+ * float_power, pow in complex128. */
 static bool complex_composed(em_op op, int nin, const em_tensor *const *in)
 {
     bool complex = false;
     for (int k = 0; k < nin; k++) complex |= em_dtype_is_complex((em_dtype)in[k]->dtype);
     return complex && (op == EM_OP_abs || op == EM_OP_log2 || op == EM_OP_log10 || op == EM_OP_positive ||
-                       op == EM_OP_lerp || op == EM_OP_addcmul || op == EM_OP_addcdiv ||
+                       op == EM_OP_lerp || op == EM_OP_addcmul || op == EM_OP_addcdiv || op == EM_OP_float_power ||
                        em_ops[op].rule == EM_RULE_LOGICAL);
 }
 
@@ -83,6 +84,12 @@ static em_tensor *complex_new(em_op op, int nin, const em_tensor *const *in, con
         return a;
     }
     if (op == EM_OP_positive) return em_reshape(in[0], in[0]->ndim, in[0]->sizes);
+    if (op == EM_OP_float_power) {
+        em_tensor *a = em_to_dtype(in[0], EM_C128), *b = a ? em_to_dtype(in[1], EM_C128) : NULL;
+        em_tensor *y = b ? em_pow(a, b) : NULL;
+        em_release(a), em_release(b);
+        return y;
+    }
     if (op == EM_OP_lerp) /* no promotion: end, and weight unless a Python scalar, of input's dtype */
         for (int k = 1; k < 3; k++)
             if (in[k]->dtype != in[0]->dtype && !(k == 2 && em_is_wrapped_number(in[2])))
@@ -128,6 +135,10 @@ static em_tensor *complex_composition(em_op op, int mode, em_tensor *out, int ni
 {
     if (op == EM_OP_abs && mode == MODE_INPLACE)
         return em_error(EM_ERR_RUNTIME, "In-place abs is not supported for complex tensors.");
+    if (op == EM_OP_float_power && mode != MODE_NEW && out->dtype != EM_C128)
+        return em_error(EM_ERR_RUNTIME, "the %s given to float_power%s has dtype %s but the operation's result requires "
+                        "dtype complex128", mode == MODE_INPLACE ? "base" : "output", mode == MODE_INPLACE ? "_" : "",
+                        em_dtypes[out->dtype].name);
     em_tensor *y = complex_new(op, nin, in, params);
     if (!y || mode == MODE_NEW) return y;
     const char *name = em_ops[op].name;

@@ -114,6 +114,19 @@ POINTWISE = [
     lambda m, x: m.isclose(x, x * (1 + 1e-3j), rtol=1e-4),
     lambda m, x: m.isclose(x * float('nan'), x * float('nan'), equal_nan=True),
     lambda m, x: m.tensor([m.allclose(x, x + 1e-3j, rtol=0, atol=1e-4), m.allclose(x, x + 1e-9j)]),
+    lambda m, x: m.float_power(x, 2),
+    lambda m, x: m.float_power(x.real, x),
+    lambda m, x: m.float_power(x, x.flip(0), out=m.empty(0, dtype=m.complex128)),
+    lambda m, x: m.float_power(x, 2, out=m.empty(0, dtype=m.complex64)),
+    lambda m, x: m.nonzero(x),
+    lambda m, x: m.argwhere(x * x.real.gt(0)),
+    lambda m, x: m.diff(x),
+    lambda m, x: m.diff(x, 2, dim=0, prepend=x[:1], append=x.real[:2]),
+    lambda m, x: m.diff(x, 0, dim=-2),
+    lambda m, x: m.diff(x, dim=1, out=m.empty(0, dtype=x.dtype)),
+    lambda m, x: m.cov(x[0]),
+    lambda m, x: m.cov(x[1], correction=0, fweights=m.tensor([1, 2, 3, 1, 2])),
+    lambda m, x: m.corrcoef(x[2]),
 ]
 
 
@@ -150,6 +163,13 @@ def test_inplace(dtype):
     y, w = pair((2, 3), dtype, seed=1)
     x.addcmul_(y, y, value=3).lerp_(y, 0.5).addcdiv_(y, y + 2), t.addcmul_(w, w, value=3).lerp_(w, 0.5).addcdiv_(w, w + 2)
     same(x, t, dtype)
+    for m, v in ((ember, x), (torch, t)):  # float_power_ needs a complex128 base
+        if dtype == 'complex64':
+            with pytest.raises(RuntimeError):
+                v.float_power_(2)
+        else:
+            v.float_power_(2)
+    same(x, t, dtype)
 
 
 GRADS = [
@@ -168,6 +188,9 @@ GRADS = [
     lambda m, x: m.lerp(x, x.flip(0) * 2j, 0.3),
     lambda m, x: m.addcmul(x, x, x.flip(1), value=0.5),
     lambda m, x: m.addcdiv(x, x.flip(0), x + 3, value=-2),
+    lambda m, x: m.float_power(x, 3),
+    lambda m, x: m.diff(x, 2, dim=1, prepend=x[:, :1] * 2),
+    lambda m, x: m.cov(x),
 ]
 
 
