@@ -509,6 +509,27 @@ em_tensor *em_tile(const em_tensor *x, int n, const int64_t *repeats)
 }
 
 /* ---- diff ----------------------------------------------------------------------- */
+/* A complex diff (dt, the promoted dtype): the real diff of view_as_real's
+ * (re, im) pairs, along the same (non-negative) dim d. */
+static em_tensor *diff_complex(const em_tensor *x, int64_t n, int d, const em_tensor *prepend, const em_tensor *append,
+                               em_dtype dt)
+{
+    const em_tensor *parts[3] = {x, prepend, append};
+    em_tensor *wide[3] = {NULL}, *pairs[3] = {NULL}, *r = NULL, *y = NULL;
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; k++) {
+        if (!parts[k]) continue;
+        wide[k] = em_to_dtype(parts[k], dt);
+        pairs[k] = wide[k] ? em_view_as_real(wide[k]) : NULL;
+        ok = pairs[k] != NULL;
+    }
+    if (ok) r = em_diff(pairs[0], n, d, pairs[1], pairs[2]);
+    if (r) y = em_view_as_complex(r);
+    for (int k = 0; k < 3; k++) em_release(wide[k]), em_release(pairs[k]);
+    em_release(r);
+    return y;
+}
+
 static em_tensor *diff(em_tensor *out, const em_tensor *x, int64_t n, int dim, const em_tensor *prepend,
                        const em_tensor *append)
 {
@@ -541,6 +562,18 @@ static em_tensor *diff(em_tensor *out, const em_tensor *x, int64_t n, int dim, c
     }
     if (n > shape[d]) n = shape[d];
     shape[d] -= n;
+    if (em_dtype_is_complex(dt)) {
+        em_tensor *y = diff_complex(x, n, d, prepend, append, dt);
+        if (!y || !out) return y;
+        em_status st = em_can_cast(dt, (em_dtype)out->dtype) ? EM_OK
+                       : em_fail(EM_ERR_DTYPE, "diff: result type %s can't be cast to the desired output type %s",
+                                 em_dtypes[dt].name, em_dtypes[out->dtype].name);
+        if (!st && (out->ndim != y->ndim || memcmp(out->sizes, y->sizes, y->ndim * sizeof *y->sizes)))
+            st = em_resize_(out, y->ndim, y->sizes);
+        if (!st) st = em_copy_(out, y);
+        em_release(y);
+        return st ? NULL : out;
+    }
     em_call c = {.op = EM_OP_diff, .nin = 3, .in = {x, prepend, append}, .dtype = dt, .i = {n, d}};
     if (!out) return em_shape_new(&c, x->ndim, shape, dt);
     return em_shape_out(&c, out, x->ndim, shape, dt, EM_OUT_CAST, true, 3, c.in) ? NULL : out;
