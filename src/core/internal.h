@@ -58,6 +58,9 @@ typedef struct em_dtype_traits {
     char kind; /* 'b' 'u' 'i' 'f' 'c' */
 } em_dtype_traits;
 extern const em_dtype_traits em_dtypes[EM_DTYPE_COUNT];
+/* The largest element (complex128): the size of a buffer that holds one
+ * element of any dtype. */
+#define EM_MAX_ITEMSIZE 16
 
 static inline bool em_dtype_valid(int dt) { return dt >= 0 && dt < EM_DTYPE_COUNT; }
 
