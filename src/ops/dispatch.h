@@ -46,6 +46,11 @@ extern const em_device_impl em_cuda_device; /* src/cuda/device.cu */
  * it. On success every output's version is bumped (it was written). */
 em_status em_dispatch(const em_call *c);
 void em_bump_outputs(const em_call *c);
+/* The device kernel em_dispatch runs for c (NULL: none). */
+em_kernel em_call_kernel(const em_call *c);
+/* Runs c's kernel on plain copies of its operands that have lazy bits and
+ * writes its outputs back through theirs (Note [Conjugate bit]; complex.c). */
+em_status em_resolving_kernel(const em_call *c);
 
 /* Can a value of dtype `from` be written into `to` without a category loss
  * (PyTorch's canCast: no complex -> real, no float -> int, no non-bool -> bool)? */
