@@ -4,6 +4,7 @@
  * bits away from kernels. */
 #include "dispatch.h"
 #include "ember/ember.h"
+#include <stdlib.h>
 
 em_tensor *em_conj(const em_tensor *t)
 {
@@ -41,6 +42,31 @@ em_tensor *em_conj_if_complex(const em_tensor *t)
 {
     if (EM_NULL(t)) return NULL;
     return em_dtype_is_complex((em_dtype)t->dtype) ? em_conj_physical(t) : em_retain((em_tensor *)t);
+}
+
+em_status em_resolve_list(int n, const em_tensor *const *ts, em_tensor ***plain)
+{
+    bool any = false;
+    for (int k = 0; k < n; k++) any |= ts[k] && em_has_lazy_bits(ts[k]);
+    *plain = NULL;
+    if (!any) return EM_OK;
+    em_tensor **r = calloc((size_t)n, sizeof *r);
+    if (!r) return em_fail(EM_ERR_MEMORY, "out of memory");
+    for (int k = 0; k < n; k++) {
+        r[k] = !ts[k] ? NULL : em_has_lazy_bits(ts[k]) ? em_clone(ts[k]) : em_retain((em_tensor *)ts[k]);
+        if (ts[k] && !r[k]) {
+            em_release_list(k, r);
+            return em_error_code();
+        }
+    }
+    *plain = r;
+    return EM_OK;
+}
+
+void em_release_list(int n, em_tensor **ts)
+{
+    for (int k = 0; k < n && ts; k++) em_release(ts[k]);
+    free(ts);
 }
 
 /* ---- the resolve step ---------------------------------------------------
