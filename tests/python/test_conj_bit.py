@@ -414,3 +414,22 @@ def test_saved_conj_view_modified_in_place_is_detected():
     base.add_(1)
     with pytest.raises(RuntimeError, match='modified by an inplace operation'):
         z.abs().sum().backward()
+
+
+def _add_i(q_in, q_out):
+    t = q_in.get()
+    q_out.put((t.is_conj(), t.tolist()))
+    t.add_(1j)  # through the conjugate view into the sender's memory
+
+
+def test_conj_view_between_processes():
+    """A conjugate view sent through a queue keeps its bit over the shared memory."""
+    import ember.multiprocessing as emp
+    x = ember.tensor([1 + 2j, 3 - 4j])
+    q_in, q_out = emp.Queue(), emp.Queue()
+    p = emp.Process(target=_add_i, args=(q_in, q_out))
+    p.start()
+    q_in.put(x.conj())
+    assert q_out.get(timeout=20) == (True, [1 - 2j, 3 + 4j])
+    p.join(20)
+    assert x.tolist() == [1 + 1j, 3 - 5j]
