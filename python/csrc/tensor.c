@@ -224,11 +224,14 @@ static PyObject *get_mT(EmpTensor *self, void *c)
 
 static PyObject *get_H(EmpTensor *self, void *c)
 {
-    if (em_ndim(self->t) > 2) {
-        PyErr_SetString(PyExc_RuntimeError, "tensor.H is only supported on matrices (2-D tensors).");
+    if (em_ndim(self->t) == 1 || em_ndim(self->t) > 2) {
+        PyErr_Format(PyExc_RuntimeError, "tensor.H is only supported on matrices (2-D tensors). Got %d-D tensor.",
+                     em_ndim(self->t));
         return NULL;
     }
-    return emp_wrap(em_t(self->t));
+    em_tensor *t = em_t(self->t), *h = t ? em_conj(t) : NULL; /* the conjugate transpose: a conj view */
+    em_release(t);
+    return emp_wrap(h);
 }
 
 static PyGetSetDef tensor_getset[] = {

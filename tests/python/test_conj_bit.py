@@ -73,6 +73,7 @@ VIEWS = {
     'view': lambda t: t.view(4, 3), 'reshape': lambda t: t.reshape(12), 'flatten': lambda t: t.flatten(),
     't': lambda t: t.t(), 'T': lambda t: t.T, 'transpose': lambda t: t.transpose(0, 1),
     'permute': lambda t: t.permute(1, 0), 'mT': lambda t: t.mT, 'mH': lambda t: t.mH, 'adjoint': lambda t: t.adjoint(),
+    'H': lambda t: t.H, 'H_of_select': lambda t: t[0, 0].H,
     'slice': lambda t: t[1:, ::2], 'select': lambda t: t[1], 'select_fn': lambda t: t.select(1, 2),
     'narrow': lambda t: t.narrow(1, 1, 2), 'expand': lambda t: t[:1].expand(5, 4),
     'unsqueeze': lambda t: t.unsqueeze(0), 'squeeze': lambda t: t[:1].squeeze(0),
