@@ -37,9 +37,11 @@ static int check_exportable(em_tensor *t)
         return -1;
     }
     if (em_is_conj(t) || em_is_neg(t)) { /* (the array would show the storage, not the values) */
-        PyErr_SetString(PyExc_RuntimeError, em_is_conj(t) ? "Can't call numpy() on Tensor that has conjugate bit set. "
-                        "Use tensor.resolve_conj().numpy() instead." : "Can't call numpy() on Tensor that has negative bit "
-                        "set. Use tensor.resolve_neg().numpy() instead.");
+        PyErr_SetString(PyExc_RuntimeError,
+                        em_is_conj(t) ? "Can't call numpy() on Tensor that has conjugate bit set. Use "
+                                        "tensor.resolve_conj().numpy() instead."
+                                      : "Can't call numpy() on Tensor that has negative bit set. Use "
+                                        "tensor.resolve_neg().numpy() instead.");
         return -1;
     }
     if (em_device_of(t).type != EM_CPU) {

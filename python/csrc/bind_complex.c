@@ -24,7 +24,7 @@ EMP_BIND(_fill_complex_, "_fill_complex_(Tensor input, object value)")
 }
 
 PyMethodDef emp_complex_functions[] = {
-    EMP_FUNCTION(view_as_real), EMP_FUNCTION(view_as_complex), EMP_FUNCTION(_conj_physical), EMP_FUNCTION(_fill_complex_),
-    EMP_FUNCTION(_conj), EMP_FUNCTION(_neg_view), EMP_FUNCTION(_is_conj), EMP_FUNCTION(_is_neg), EMP_FUNCTION(_resolve_conj),
-    EMP_FUNCTION(_resolve_neg), {NULL},
+    EMP_FUNCTION(view_as_real), EMP_FUNCTION(view_as_complex), EMP_FUNCTION(_conj_physical),
+    EMP_FUNCTION(_fill_complex_), EMP_FUNCTION(_conj), EMP_FUNCTION(_neg_view), EMP_FUNCTION(_is_conj),
+    EMP_FUNCTION(_is_neg), EMP_FUNCTION(_resolve_conj), EMP_FUNCTION(_resolve_neg), {NULL},
 };

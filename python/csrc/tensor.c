@@ -270,7 +270,8 @@ PyObject *emp_tensor_item(PyObject *self)
         return PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar",
                             (long long)em_numel(t));
     em_dtype dt = em_dtype_of(t);
-    if (dt == EM_I64 && em_device_of(t).type == EM_CPU && !em_is_neg(t)) return PyLong_FromLongLong(*(int64_t *)em_data_ptr(t));
+    if (dt == EM_I64 && em_device_of(t).type == EM_CPU && !em_is_neg(t)) /* (exact; a negative view: em_item) */
+        return PyLong_FromLongLong(*(int64_t *)em_data_ptr(t));
     if (em_item(t, &v)) return emp_raise();
     if (dt == EM_BOOL) return PyBool_FromLong(v != 0);
     if (em_dtype_is_complex(dt)) {

@@ -223,12 +223,13 @@ def _random_complex(draw, scale):
 
 builtin_complex = __builtins__['complex'] if isinstance(__builtins__, dict) else __builtins__.complex
 
-FUNCTIONS = dict(real=real, imag=imag, conj=conj, _neg_view=_neg_view, conj_physical=conj_physical, resolve_conj=resolve_conj,
-                 resolve_neg=resolve_neg, is_conj=is_conj, is_neg=is_neg, isreal=isreal, angle=angle, sgn=sgn,
-                 complex=complex, polar=polar, vdot=vdot, isnan=isnan, isinf=isinf, isfinite=isfinite)
-METHODS = dict(conj=conj, _neg_view=_neg_view, conj_physical=conj_physical, resolve_conj=resolve_conj, resolve_neg=resolve_neg,
-               is_conj=is_conj, is_neg=is_neg, isreal=isreal, angle=angle, sgn=sgn, vdot=vdot, isnan=isnan,
-               isinf=isinf, isfinite=isfinite,
+FUNCTIONS = dict(real=real, imag=imag, conj=conj, _neg_view=_neg_view, conj_physical=conj_physical,
+                 resolve_conj=resolve_conj, resolve_neg=resolve_neg, is_conj=is_conj, is_neg=is_neg, isreal=isreal,
+                 angle=angle, sgn=sgn, complex=complex, polar=polar, vdot=vdot, isnan=isnan, isinf=isinf,
+                 isfinite=isfinite)
+METHODS = dict(conj=conj, _neg_view=_neg_view, conj_physical=conj_physical, resolve_conj=resolve_conj,
+               resolve_neg=resolve_neg, is_conj=is_conj, is_neg=is_neg, isreal=isreal, angle=angle, sgn=sgn, vdot=vdot,
+               isnan=isnan, isinf=isinf, isfinite=isfinite,
                abs=_abs, absolute=_abs, __abs__=_abs, fill_=_fill_, conj_physical_=lambda self: self.copy_(conj_physical(self)),
                sgn_=lambda self: self.copy_(sgn(self)))
 

@@ -86,7 +86,8 @@ em_status em_record_view(const em_tensor *base, em_tensor *view)
         !em_geometry_overlaps(bn->in_geom[0].ndim, bn->in_geom[0].sizes, bn->view->base_strides))
         return set_view_history_via(view, base, bn, "AsStridedBackward0");
     uint8_t bits = (view->flags ^ base->flags) & EM_LAZY_BITS;
-    return set_view_history(view, base, bits & EM_FLAG_CONJ ? "ConjBackward0" : bits ? "NegViewBackward0" : "ViewBackward0");
+    const char *name = bits & EM_FLAG_CONJ ? "ConjBackward0" : bits ? "NegViewBackward0" : "ViewBackward0";
+    return set_view_history(view, base, name);
 }
 
 em_status em_view_refresh(em_tensor *t)
