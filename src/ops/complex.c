@@ -128,9 +128,24 @@ static bool reads_output(const em_call *c, int j)
     return false;
 }
 
+/* A copy from a tensor with lazy bits into a plain one, in two passes and
+ * no scratch: the storage copied, then the bits applied to the destination
+ * (elementwise, so dst may be src itself: x.copy_(x.conj())). */
+static em_status copy_resolving(const em_call *c, em_kernel k)
+{
+    em_call r = *c;
+    em_tensor *src = raw_alias(c->in[0]), *dst = src ? raw_alias(c->out[0]) : NULL;
+    r.in[0] = src;
+    em_status st = dst ? k(&r) : em_error_code();
+    if (st == EM_OK) st = apply_bits(dst, c->in[0]->flags);
+    em_release(src), em_release(dst);
+    return st;
+}
+
 em_status em_resolving_kernel(const em_call *c)
 {
     em_kernel k = em_call_kernel(c);
+    if (c->op == EM_OP_copy && !em_has_lazy_bits(c->out[0])) return copy_resolving(c, k);
     em_call r = *c;
     em_tensor *outs[EM_CALL_MAX_OUT] = {0}, *ins[EM_CALL_MAX_IN] = {0};
     em_status st = EM_OK;
