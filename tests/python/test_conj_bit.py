@@ -434,3 +434,36 @@ def test_conj_view_between_processes():
     assert q_out.get(timeout=20) == (True, [1 - 2j, 3 + 4j])
     p.join(20)
     assert x.tolist() == [1 + 1j, 3 - 5j]
+
+
+NEG_VIEW_OPS = {
+    'sort': lambda lib, n, i: lib.sort(n, 1)[0], 'topk': lambda lib, n, i: lib.topk(n, 2)[0],
+    'argmax': lambda lib, n, i: n.argmax(1), 'cumsum': lambda lib, n, i: n.cumsum(1), 'clamp': lambda lib, n, i: n.clamp(-1, 1),
+    'softmax': lambda lib, n, i: lib.nn.functional.softmax(n, 1), 'linear': lambda lib, n, i: lib.nn.functional.linear(n, n),
+    'embedding': lambda lib, n, i: lib.nn.functional.embedding(i, n.t()), 'masked_select': lambda lib, n, i: n[n > 0],
+    'index_fill': lambda lib, n, i: n.index_fill(1, i, 9.), 'median': lambda lib, n, i: n.median(),
+    'scatter_add_src': lambda lib, n, i: lib.zeros(2, 3, dtype=lib.float64).scatter_add_(1, i.expand(2, 2).contiguous(), n[:, :2]),
+    'index_copy_src': lambda lib, n, i: lib.zeros(2, 3, dtype=lib.float64).index_copy(1, i, n[:, :2]),
+    'index_add_src': lambda lib, n, i: lib.zeros(2, 3, dtype=lib.float64).index_add(1, i, n[:, :2]),
+    'put_src': lambda lib, n, i: lib.zeros(6, dtype=lib.float64).put(i, n[0, :2]),
+    'masked_scatter': lambda lib, n, i: lib.zeros(2, 3, dtype=lib.float64).masked_scatter(n > 0, n),
+    'gather': lambda lib, n, i: n.gather(1, i.expand(2, 2)), 'unique': lambda lib, n, i: lib.unique(n),
+    'histc': lambda lib, n, i: lib.histc(n, 4), 'logsumexp': lambda lib, n, i: lib.logsumexp(n, 1),
+}
+
+
+@pytest.mark.parametrize('name', sorted(NEG_VIEW_OPS))
+def test_real_ops_of_negative_views(name):
+    """x.conj().imag (a negative view) through real-only kernels and as a scatter source."""
+    a = A[:2, :3]
+    e = NEG_VIEW_OPS[name](ember, ember.tensor(a).conj().imag, ember.tensor([2, 0]))
+    t = NEG_VIEW_OPS[name](torch, torch.tensor(a).conj().imag, torch.tensor([2, 0]))
+    check(e, t)
+
+
+def test_scatter_sources_with_the_conj_bit():
+    x, tx = pair()
+    i, ti = ember.tensor([3, 0]), torch.tensor([3, 0])
+    for f in (lambda lib, t, i: lib.zeros(3, 4, dtype=lib.complex128).index_add_(1, i, t[:, :2]),
+              lambda lib, t, i: lib.zeros(3, 4, dtype=lib.complex128).scatter_add_(1, i.expand(3, 2).contiguous(), t)):
+        check(f(ember, x.conj(), i), f(torch, tx.conj(), ti))
