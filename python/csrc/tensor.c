@@ -224,11 +224,14 @@ static PyObject *get_mT(EmpTensor *self, void *c)
 
 static PyObject *get_H(EmpTensor *self, void *c)
 {
-    if (em_ndim(self->t) > 2) {
-        PyErr_SetString(PyExc_RuntimeError, "tensor.H is only supported on matrices (2-D tensors).");
+    if (em_ndim(self->t) == 1 || em_ndim(self->t) > 2) {
+        PyErr_Format(PyExc_RuntimeError, "tensor.H is only supported on matrices (2-D tensors). Got %d-D tensor.",
+                     em_ndim(self->t));
         return NULL;
     }
-    return emp_wrap(em_t(self->t));
+    em_tensor *t = em_t(self->t), *h = t ? em_conj(t) : NULL; /* the conjugate transpose: a conj view */
+    em_release(t);
+    return emp_wrap(h);
 }
 
 static PyGetSetDef tensor_getset[] = {
@@ -267,7 +270,8 @@ PyObject *emp_tensor_item(PyObject *self)
         return PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar",
                             (long long)em_numel(t));
     em_dtype dt = em_dtype_of(t);
-    if (dt == EM_I64 && em_device_of(t).type == EM_CPU) return PyLong_FromLongLong(*(int64_t *)em_data_ptr(t));
+    if (dt == EM_I64 && em_device_of(t).type == EM_CPU && !em_is_neg(t)) /* (exact; a negative view: em_item) */
+        return PyLong_FromLongLong(*(int64_t *)em_data_ptr(t));
     if (em_item(t, &v)) return emp_raise();
     if (dt == EM_BOOL) return PyBool_FromLong(v != 0);
     if (em_dtype_is_complex(dt)) {

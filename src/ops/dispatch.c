@@ -77,19 +77,41 @@ static bool has_autograd(const em_call *c)
     return false;
 }
 
-/* The kernel, recorded by autograd when an input needs it. */
+static bool has_lazy_bits(const em_call *c)
+{
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i] && em_has_lazy_bits(c->in[i])) return true;
+    for (int k = 0; k < c->nout; k++)
+        if (c->out[k] && em_has_lazy_bits(c->out[k])) return true;
+    return false;
+}
+
+/* The kernel, recorded by autograd when an input needs it; a conjugate (or
+ * negative) view among its operands is resolved around it (Note [Conjugate bit]). */
 static em_status run(const em_call *c, em_kernel k)
 {
+    if (has_lazy_bits(c)) k = em_resolving_kernel;
     if (em_autograd_stage && em_grad_mode() && has_autograd(c)) return em_autograd_stage(c, k);
     em_status st = k(c);
     if (st == EM_OK) em_bump_outputs(c);
     return st;
 }
 
+/* The device of the call: its first tensor's (outputs may be optional). */
+static em_device call_device(const em_call *c)
+{
+    return (c->nout && c->out[0] ? c->out[0] : c->in[0])->storage->device;
+}
+
+em_kernel em_call_kernel(const em_call *c)
+{
+    const em_device_impl *impl = device_impl(call_device(c));
+    return impl ? impl->kernels[c->op] : NULL;
+}
+
 em_status em_dispatch(const em_call *c)
 {
-    const em_tensor *first = c->nout && c->out[0] ? c->out[0] : c->in[0]; /* outputs may be optional */
-    em_device dev = first->storage->device;
+    em_device dev = call_device(c);
     for (int k = 0; k < c->nin; k++) {
         if (!c->in[k]) continue;
         em_device d = c->in[k]->storage->device;

@@ -209,6 +209,13 @@ static em_tensor *join(em_op op, em_tensor *out, int n, const em_tensor *const *
                           : cat_shape(n, ts, &dim, &nd, shape, &dt, em_ops[op].name))
         return NULL;
     if (n > EM_CALL_MAX_IN && may_record(n, ts)) return join_composite(op, out, n, ts, dim);
+    em_tensor **plain; /* (the kernel reads ts: Note [Conjugate bit]) */
+    if (em_resolve_list(n, ts, &plain)) return NULL;
+    if (plain) {
+        em_tensor *r = join(op, out, n, (const em_tensor *const *)plain, dim);
+        em_release_list(n, plain);
+        return r;
+    }
     em_shape_args a = {.n = n, .tensors = ts};
     em_call c = {.op = op, .nin = n <= EM_CALL_MAX_IN ? n : 1, .dtype = dt, .i = {dim}, .arg = &a};
     for (int k = 0; k < c.nin; k++) c.in[k] = ts[k];
@@ -343,6 +350,13 @@ em_status em_meshgrid(int n, const em_tensor *const *ts, const char *indexing, e
                        indexing);
     for (int k = 0; k < n; k++) out[k] = NULL;
     if (grid_needs_grad(n, ts)) return recorded_grid(n, ts, xy, out);
+    em_tensor **plain; /* (the kernel reads ts: Note [Conjugate bit]) */
+    if (em_resolve_list(n, ts, &plain)) return em_error_code();
+    if (plain) {
+        em_status st = em_meshgrid(n, (const em_tensor *const *)plain, indexing, out);
+        em_release_list(n, plain);
+        return st;
+    }
     em_shape_args a = {.n = n, .tensors = ts, .results = out};
     em_call c = {.op = EM_OP_meshgrid, .nin = 1, .in = {ts[0]}, .dtype = (em_dtype)ts[0]->dtype, .i = {xy}, .arg = &a};
     return em_dispatch(&c);
@@ -364,6 +378,13 @@ em_tensor *em_cartesian_prod(int n, const em_tensor *const *ts)
         if (em_mul_overflow(shape[0], ts[k]->sizes[0], &shape[0]))
             return em_error(EM_ERR_MEMORY, "cartesian_prod: the number of combinations overflows");
     if (grid_needs_grad(n, ts)) return recorded_cartesian_prod(n, ts, shape[0]);
+    em_tensor **plain; /* (the kernel reads ts: Note [Conjugate bit]) */
+    if (em_resolve_list(n, ts, &plain)) return NULL;
+    if (plain) {
+        em_tensor *r = em_cartesian_prod(n, (const em_tensor *const *)plain);
+        em_release_list(n, plain);
+        return r;
+    }
     em_shape_args a = {.n = n, .tensors = ts};
     em_call c = {.op = EM_OP_cartesian_prod, .nin = 1, .in = {ts[0]}, .dtype = (em_dtype)ts[0]->dtype, .arg = &a};
     return em_shape_new(&c, 2, shape, (em_dtype)ts[0]->dtype);
