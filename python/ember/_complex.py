@@ -7,6 +7,7 @@ conj() of a complex tensor is a view with the conjugate bit set, and the
 imaginary part of such a view a view with the negative bit set (Note
 [Conjugate bit] in src/core/internal.h). All of them are differentiable
 through the views (Note [Retyped views])."""
+import builtins
 import math
 
 from . import _C
@@ -193,6 +194,12 @@ def _full_like(input, fill_value, *, dtype=None, **kwargs):
     return _full(input.shape, fill_value, dtype=dtype or input.dtype, **kwargs)
 
 
+def _complex(self):
+    if self.numel() != 1:
+        raise ValueError('only one element tensors can be converted to Python scalars')
+    return builtins.complex(self.item())
+
+
 def _fill_(self, value):
     if isinstance(value, builtin_complex):
         return _C._fill_complex_(self, value)
@@ -231,7 +238,7 @@ METHODS = dict(conj=conj, _neg_view=_neg_view, conj_physical=conj_physical, reso
                resolve_neg=resolve_neg, is_conj=is_conj, is_neg=is_neg, isreal=isreal, angle=angle, sgn=sgn, vdot=vdot,
                isnan=isnan, isinf=isinf, isfinite=isfinite,
                abs=_abs, absolute=_abs, __abs__=_abs, fill_=_fill_, conj_physical_=lambda self: self.copy_(conj_physical(self)),
-               sgn_=lambda self: self.copy_(sgn(self)))
+               sgn_=lambda self: self.copy_(sgn(self)), __complex__=_complex)
 
 
 def _set_real(self, value):

@@ -458,10 +458,12 @@ TRACE_INT(I32)
 TRACE_INT(I64)
 TRACE(F32, double, float)
 TRACE(F64, double, double)
+TRACE(C64, double _Complex, float _Complex)
+TRACE(C128, double _Complex, double _Complex)
 
 typedef void (*trace_fn)(const em_tensor *, em_tensor *);
 #define TRACE_ENTRY(DT) [EM_##DT] = trace_##DT,
-static const trace_fn trace_fns[EM_DTYPE_COUNT] = {EM_FOR_NUMERIC(TRACE_ENTRY)};
+static const trace_fn trace_fns[EM_DTYPE_COUNT] = {EM_FOR_NUMERIC(TRACE_ENTRY) EM_FOR_COMPLEX(TRACE_ENTRY)};
 
 em_status cpu_trace(const em_call *c)
 {

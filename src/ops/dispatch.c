@@ -31,7 +31,8 @@ static const bool complex_kernels[EM_OP_COUNT] = {
     OK(linalg_lu_factor_ex) OK(linalg_solve_ex) OK(linalg_lu_solve) OK(lu_pivots_to_permutation)
     OK(linalg_solve_triangular) OK(linalg_cholesky_ex) OK(linalg_qr) OK(geqrf) OK(linalg_householder_product) OK(ormqr)
     OK(linalg_eig) OK(linalg_svd) OK(linalg_eigh) OK(linalg_lstsq) OK(linalg_ldl_factor_ex) OK(linalg_ldl_solve)
-    OK(diag_embed)
+    OK(diag_embed) OK(diag) OK(diagflat) OK(trace) OK(eye) OK(index_fill) OK(index_copy) OK(scatter)
+    OK(masked_select) OK(masked_scatter) OK(repeat_interleave) OK(meshgrid) OK(cartesian_prod)
 #undef OK
 };
 

@@ -508,9 +508,9 @@ em_tensor *em_trace(const em_tensor *t)
     if (t->ndim != 2)
         return em_error(EM_ERR_SHAPE, "trace: expected a matrix, but got tensor with dim %d", t->ndim);
     em_dtype dt = (em_dtype)t->dtype;
-    if (dt == EM_BOOL || dt == EM_F16 || dt == EM_BF16 || em_dtype_is_complex(dt))
+    if (dt == EM_BOOL || dt == EM_F16 || dt == EM_BF16 || dt == EM_C32)
         return em_error(EM_ERR_DTYPE, "\"trace\" not implemented for '%s'", em_dtype_scalar_name(dt));
-    em_dtype rt = em_dtype_is_float(dt) ? dt : EM_I64;
+    em_dtype rt = em_dtype_is_float(dt) || em_dtype_is_complex(dt) ? dt : EM_I64;
     em_tensor *r = em_tensor_new(0, NULL, rt, t->storage->device);
     if (!r) return NULL;
     em_call c = {.op = EM_OP_trace, .nin = 1, .nout = 1, .dtype = dt};

@@ -207,3 +207,45 @@ def test_gradcheck_complex128(k):
     (gx,) = ember.autograd.grad(y, x, ember.tensor(cot, dtype=y.dtype))
     (gt,) = torch.autograd.grad(w, t, torch.tensor(cot, dtype=w.dtype))
     np.testing.assert_allclose(gx.numpy(), gt.resolve_conj().numpy(), rtol=1e-10, atol=1e-12)
+
+
+# Ops whose kernels only move elements (any element size) or sum them
+# (trace): complex inputs go straight to their kernels.
+MOVES = [
+    lambda m, x: m.trace(x),
+    lambda m, x: m.eye(3, 2, dtype=x.dtype),
+    lambda m, x: m.diag(x[0], 1),
+    lambda m, x: m.diag(x, -1),
+    lambda m, x: m.diagflat(x),
+    lambda m, x: x.clone().index_fill_(1, m.tensor([0, 2]), 1.5),
+    lambda m, x: x.clone().index_copy_(0, m.tensor([2, 0, 1]), x.flip(0)),
+    lambda m, x: m.zeros(3, 4, dtype=x.dtype).scatter_(1, m.tensor([[0], [1], [3]]), x),
+    lambda m, x: m.masked_select(x, x.real > 0),
+    lambda m, x: m.zeros(3, 4, dtype=x.dtype).masked_scatter(x.real > 0, x),
+    lambda m, x: m.repeat_interleave(x[0], m.tensor([1, 0, 2, 3])),
+    lambda m, x: m.meshgrid(x[0], x[1, :2], indexing='ij'),
+    lambda m, x: m.cartesian_prod(x[0], x[1, :2]),
+]
+
+
+@pytest.mark.parametrize('dtype', COMPLEX)
+@pytest.mark.parametrize('k', range(len(MOVES)))
+def test_moves(dtype, k):
+    e, t = pair((3, 4), dtype, seed=k)
+    got, want = MOVES[k](ember, e), MOVES[k](torch, t)
+    same(tuple(got) if isinstance(got, (list, tuple)) else got, tuple(want) if isinstance(want, (list, tuple)) else want, dtype)
+
+
+@pytest.mark.parametrize('k', [0, 3, 4, 8, 10, 12])
+def test_moves_gradcheck(k):
+    e, _ = pair((3, 4), 'complex128', seed=k)
+    e.requires_grad_()
+    assert ember.autograd.gradcheck(lambda a: MOVES[k](ember, a), (e,))
+
+
+def test_python_complex():
+    for value in (1 + 2j, 1.5, 3):
+        assert complex(ember.tensor(value)) == complex(torch.tensor(value))
+    assert complex(ember.tensor([3j]).conj()) == -3j
+    with pytest.raises(ValueError):
+        complex(ember.ones(2))
