@@ -342,9 +342,10 @@ em_status em_put_(em_tensor *self, const em_tensor *index, const em_tensor *sour
         em_check_no_overlap(self, index, op))
         return em_error_code();
     em_status st;
-    if (em_is_contiguous(self)) {
+    if (em_is_contiguous(self) && !em_has_lazy_bits(self)) {
         st = put_contiguous(self, index, source, accumulate);
-    } else { /* flat positions follow row-major order: work on a contiguous copy */
+    } else { /* flat positions follow row-major order, and a conjugate view's values are written back through its
+              * bits: work on a contiguous copy */
         em_tensor *tmp = em_clone(self);
         st = tmp ? put_contiguous(tmp, index, source, accumulate) : em_error_code();
         if (!st) st = em_copy_(self, tmp);

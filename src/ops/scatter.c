@@ -197,7 +197,8 @@ static em_status scatter_(em_tensor *self, int dim, const em_tensor *index, cons
         em_check_no_overlap(self, index, op))
         return em_error_code();
     em_status st;
-    if (k->mode == EM_INDEX_MEAN && !em_is_contiguous(self)) { /* the mean's counts need a contiguous target */
+    /* the mean's counts need a contiguous target; a conjugate view is written through its bits */
+    if ((k->mode == EM_INDEX_MEAN && !em_is_contiguous(self)) || em_has_lazy_bits(self)) {
         em_tensor *tmp = em_clone(self);
         st = tmp ? scatter_run(tmp, d, index, src, k) : em_error_code();
         if (!st) st = em_copy_(self, tmp);
@@ -320,6 +321,14 @@ em_status em_scatter_reduce_out(em_tensor *out, const em_tensor *self, int dim, 
 static em_status index_scatter(em_tensor *self, int d, const em_tensor *idx, const em_tensor *src,
                                const em_tensor *source, em_index_plan *p, em_op op)
 {
+    if (em_has_lazy_bits(self)) { /* the plan writes self's storage: work on its values, write them back through
+                                   * the bits (Note [Conjugate bit]) */
+        em_tensor *plain = em_clone(self);
+        em_status st = plain ? index_scatter(plain, d, idx, src, source, p, op) : em_error_code();
+        if (!st) st = em_copy_(self, plain);
+        em_release(plain);
+        return st;
+    }
     p->result = self;
     p->operands[0] = self, p->operands[1] = idx, p->operands[2] = source, p->noperands = 3;
     p->iparams[0] = d;

@@ -27,7 +27,7 @@ def _values(t):
     """A tensor's elements as Python floats (complex numbers for a complex tensor)."""
     t = t.detach()
     if t.is_complex():
-        return [complex(re, im) for re, im in _C.view_as_real(t.to(_C.complex128)).reshape(-1, 2).tolist()]
+        return [complex(re, im) for re, im in _C.view_as_real(t.to(_C.complex128).resolve_conj()).reshape(-1, 2).tolist()]
     return t.double().reshape(-1).tolist()
 
 
