@@ -570,7 +570,9 @@ PyObject *emp_call(emp_parser *p, emp_impl impl, PyObject *self, PyObject *const
 {
     emp_args a;
     if (emp_parse(p, self, args, nargs, kwnames, &a)) return NULL;
+    a.device_set = false;
     PyObject *r = impl(&a);
+    if (a.device_set) em_set_factory_device(a.prev_device);
     release_owned(&a);
     return r;
 }

@@ -47,6 +47,7 @@ static void capsule_destructor(PyObject *capsule)
 static PyObject *to_dlpack(PyObject *module, PyObject *obj)
 {
     if (!emp_is_tensor(obj)) return PyErr_Format(PyExc_RuntimeError, "data must be a Tensor");
+    if (em_device_of(emp_t(obj)).type == EM_META) return PyErr_Format(PyExc_RuntimeError, "Cannot pack tensors on meta");
     em_tensor *t = em_detach(emp_t(obj)); /* the same memory, without the autograd graph */
     if (!t) return emp_raise();
     Export *e = PyMem_RawCalloc(1, sizeof *e);
