@@ -220,7 +220,8 @@ static inline int emp_use_device(emp_args *a, int k)
         PyErr_SetString(PyExc_RuntimeError, EMP_NO_CUDA);
         return -1;
     }
-    a->prev_device = em_set_factory_device(a->dev[k]);
+    em_device prev = em_set_factory_device(a->dev[k]);
+    if (!a->device_set) a->prev_device = prev; /* guard_device may have set it first */
     a->device_set = true;
     return 0;
 }
