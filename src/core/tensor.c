@@ -205,10 +205,11 @@ int em_item(const em_tensor *t, double *out)
     if (em_numel(t) != 1)
         return em_fail(EM_ERR_VALUE, "item: a Tensor with %lld elements cannot be converted to Scalar",
                        (long long)em_numel(t));
-    em_tensor *h = em_host_tensor(t);
-    if (!h) return em_error_code();
-    *out = em_load_f64(em_tensor_data(h), (em_dtype)t->dtype); /* every stride is irrelevant */
-    em_release(h);
+    em_tensor *hold;
+    const char *p = em_host_data(t, &hold);
+    if (!p) return em_error_code();
+    *out = em_load_f64(p, (em_dtype)t->dtype); /* every stride is irrelevant */
+    em_release(hold);
     return EM_OK;
 }
 
@@ -218,10 +219,11 @@ int em_item_complex(const em_tensor *t, double *re, double *im)
     double v;
     int st = em_item(t, &v);
     if (st) return st;
-    em_tensor *h = em_host_tensor(t);
-    if (!h) return em_error_code();
-    double _Complex z = em_load_c128(em_tensor_data(h), (em_dtype)t->dtype);
-    em_release(h);
+    em_tensor *hold;
+    const char *p = em_host_data(t, &hold);
+    if (!p) return em_error_code();
+    double _Complex z = em_load_c128(p, (em_dtype)t->dtype);
+    em_release(hold);
     *re = creal(z), *im = cimag(z);
     return EM_OK;
 }
@@ -230,10 +232,11 @@ int em_get(const em_tensor *t, const int64_t *index, double *out)
 {
     if (EM_NULL(t) || EM_NULL_N(t->ndim, index) || EM_NULL(out)) return em_error_code();
     int64_t off = element_offset(t, index, "get");
-    em_tensor *h = off < 0 ? NULL : em_host_tensor(t);
-    if (!h) return em_error_code();
-    *out = em_load_f64(em_tensor_data(h) + off, (em_dtype)t->dtype);
-    em_release(h);
+    em_tensor *hold;
+    const char *p = off < 0 ? NULL : em_host_data(t, &hold);
+    if (!p) return em_error_code();
+    *out = em_load_f64(p + off, (em_dtype)t->dtype);
+    em_release(hold);
     return EM_OK;
 }
 
