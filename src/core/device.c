@@ -3,7 +3,7 @@
 #include "device.h"
 #include <stdio.h>
 
-const em_device_impl *em_device_get(em_device d)
+const em_device_impl *em_device_lookup(em_device d)
 {
     switch (d.type) {
     case EM_CPU: return &em_cpu_device;

@@ -45,8 +45,13 @@ extern const em_device_impl em_meta_device; /* src/meta/device.c */
 extern const em_device_impl em_cuda_device; /* src/cuda/device.cu */
 #endif
 
-/* The device's struct; NULL (with EM_ERR_DEVICE) when this build lacks it. */
-const em_device_impl *em_device_get(em_device d);
+/* The device's struct; NULL (with EM_ERR_DEVICE) when this build lacks it.
+ * The CPU's is found inline: every CPU op asks. */
+const em_device_impl *em_device_lookup(em_device d);
+static inline const em_device_impl *em_device_get(em_device d)
+{
+    return d.type == EM_CPU ? &em_cpu_device : em_device_lookup(d);
+}
 /* "cpu", "meta", "cuda:0": PyTorch's spelling in messages. Thread-local
  * scratch, two in rotation. */
 const char *em_device_str(em_device d);
