@@ -10,7 +10,7 @@ CFLAGS  := $(CFLAGS_BASE) -O2
 # -fno-trapping-math (kernels never read floating-point exception flags), so
 # that GCC may compute both arms of a select in float code (softplus, floor).
 KFLAGS  := -O3 -fno-trapping-math
-LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -llapacke -lopenblas -lkissfft-float -lz -ljansson -lm -fopenmp
+LDLIBS  := -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) -llapacke -lopenblas -lkissfft-float -lstdc++ -lz -ljansson -lm -fopenmp
 B       := build
 # The library's version (as setup.py's): libember.so.$(VERSION), soname
 # libember.so.$(SOVERSION).
@@ -21,7 +21,10 @@ SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/meta/*.c src/autogra
 TSRC := $(wildcard tests/c/*.c)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 
-OBJ  := $(SRC:%.c=$(B)/%.o)
+# C++ only where a library is a C++ template: kissfft<double> (src/cpu/fft_kiss64.cc).
+CXXSRC := $(wildcard src/cpu/*.cc)
+CXXFLAGS := -std=c++17 -g -fPIC -Iinclude -Wall -Wextra -MMD -MP
+OBJ  := $(SRC:%.c=$(B)/%.o) $(CXXSRC:%.cc=$(B)/%.o)
 
 # The CUDA backend (src/cuda/, same file names as src/cpu/) is optional: it is
 # built when nvcc exists and there is CUDA code, and registers em_cuda_device.
@@ -47,7 +50,7 @@ TOBJ := $(TSRC:%.c=$(B)/%.o)
 # Sanitizer build of the same sources (tests only).
 AB     := $(B)/asan
 ASAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-AOBJ   := $(SRC:%.c=$(AB)/%.o)
+AOBJ   := $(SRC:%.c=$(AB)/%.o) $(CXXSRC:%.cc=$(AB)/%.o)
 ATOBJ  := $(TSRC:%.c=$(AB)/%.o)
 
 # The NULL-argument test's cases (tests/c/test_null_args.c), generated from
@@ -103,6 +106,12 @@ $(B)/%.o: %.c
 $(AB)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O1 $(ASAN) -DEM_NO_CLONES -c $< -o $@
+$(B)/%.o: %.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) $(KFLAGS) -c $< -o $@
+$(AB)/%.o: %.cc
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -O1 $(ASAN) -c $< -o $@
 
 $(NULLGEN): tools/gen_null_test.py $(wildcard include/ember/*.h include/ember/*.def include/ember/ops/*.def)
 	@mkdir -p $(@D)

@@ -6,8 +6,9 @@
  *
  * Conventions (as core.h): results are NEW references through the pointers
  * given (set to NULL on failure); tensor arguments are borrowed. Inputs are
- * float32 or float64 (others: a dtype error; complex inputs are not here
- * yet, eig's results are complex), (..., m, n) with any batch dims, any
+ * float32, float64, complex64 or complex128 (others: a dtype error; a real
+ * input's eig results are complex; singular values, eigh's eigenvalues and
+ * lstsq's residuals and singular values are real), (..., m, n) with any batch dims, any
  * strides. Results are fresh tensors, contiguous except where said: LU, X,
  * L, Q and R have PyTorch's strides, each matrix column-major (LAPACK's
  * layout, so that no result is transposed back). A singular or
@@ -127,9 +128,12 @@ em_status em_linalg_lstsq(const em_tensor *A, const em_tensor *B, double rcond, 
  * lower, below the diagonal) and the 1x1 and 2x2 blocks of D, its upper
  * triangle zeroed; pivots (..., n) int32 as LAPACK's ipiv (negative for 2x2
  * blocks); info (...) int32, > 0 when D is singular. ldl_solve solves A X = B
- * (..., n, k) from them (sytrs); its batch dims broadcast. */
-em_status em_linalg_ldl_factor_ex(const em_tensor *A, em_tensor **LD, em_tensor **pivots, em_tensor **info);
-em_tensor *em_linalg_ldl_solve(const em_tensor *LD, const em_tensor *pivots, const em_tensor *B);
+ * (..., n, k) from them (sytrs); its batch dims broadcast.
+ * hermitian: A is Hermitian, A = L D L^H (hetrf, hetrs; no change for a
+ * real A), else symmetric, A = L D L^T (sytrf, sytrs). */
+em_status em_linalg_ldl_factor_ex(const em_tensor *A, bool hermitian, em_tensor **LD, em_tensor **pivots,
+                                  em_tensor **info);
+em_tensor *em_linalg_ldl_solve(const em_tensor *LD, const em_tensor *pivots, const em_tensor *B, bool hermitian);
 
 #ifdef __cplusplus
 }

@@ -90,10 +90,20 @@ extern const em_op_info em_ops[EM_OP_COUNT];
 #undef EM_BINARY
 #undef EM_TERNARY
 
-/* The complex conjugate as a new tensor (src/ops/complex.c), written with
- * differentiable ops (view_as_real, mul, view_as_complex); a real t is
- * copied. em_conj_if_complex gives a real t back itself (a new reference):
- * what backward formulas multiply by (Note [Complex gradients]). */
+/* The conjugate bit (src/ops/complex.c; Note [Conjugate bit]). em_conj: a
+ * complex t's conjugate as a view of t with the conj bit toggled (no copy);
+ * a real t itself. em_neg_view: t's negation as a view with the neg bit
+ * toggled. em_resolve_conj / em_resolve_neg: t itself when the bit is clear,
+ * else a new tensor holding t's values without bits. All differentiable. */
+em_tensor *em_conj(const em_tensor *t);
+em_tensor *em_neg_view(const em_tensor *t);
+bool em_is_conj(const em_tensor *t);
+bool em_is_neg(const em_tensor *t);
+em_tensor *em_resolve_conj(const em_tensor *t);
+em_tensor *em_resolve_neg(const em_tensor *t);
+/* The complex conjugate as a new tensor without bits (conj_physical); a real
+ * t is copied. em_conj_if_complex gives a real t back itself (a new
+ * reference): what backward formulas multiply by (Note [Complex gradients]). */
 em_tensor *em_conj_physical(const em_tensor *t);
 em_tensor *em_conj_if_complex(const em_tensor *t);
 

@@ -36,6 +36,14 @@ static int check_exportable(em_tensor *t)
                         "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
         return -1;
     }
+    if (em_is_conj(t) || em_is_neg(t)) { /* (the array would show the storage, not the values) */
+        PyErr_SetString(PyExc_RuntimeError,
+                        em_is_conj(t) ? "Can't call numpy() on Tensor that has conjugate bit set. Use "
+                                        "tensor.resolve_conj().numpy() instead."
+                                      : "Can't call numpy() on Tensor that has negative bit set. Use "
+                                        "tensor.resolve_neg().numpy() instead.");
+        return -1;
+    }
     if (em_device_of(t).type != EM_CPU) {
         em_device d = em_device_of(t);
         PyErr_Format(PyExc_TypeError,
@@ -124,7 +132,12 @@ EMP_BIND(numpy, "numpy(Tensor input, *, bool force=False)")
         if (!asarray) return NULL;
     }
     if (!(ArrayBase_Type.tp_flags & Py_TPFLAGS_READY) && PyType_Ready(&ArrayBase_Type)) return NULL;
-    em_tensor *t = a->i[1] ? em_detach(a->t[0]) : em_retain(a->t[0]); /* force: as .detach().numpy() */
+    em_tensor *t = a->i[1] ? em_detach(a->t[0]) : em_retain(a->t[0]); /* force: as .detach().resolve_conj().numpy() */
+    if (t && a->i[1] && (em_is_conj(t) || em_is_neg(t))) {
+        em_tensor *r = em_clone(t);
+        em_release(t);
+        t = r;
+    }
     if (!t) return emp_raise();
     if (check_exportable(t)) {
         em_release(t);
@@ -176,6 +189,9 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
     em_dtype dt = em_dtype_of(t);
     if (em_requires_grad(t)) return buffer_error("Can't export a Tensor that requires grad as a buffer. Use tensor.detach().");
     if (em_device_of(t).type != EM_CPU) return buffer_error("Only CPU tensors can be exported as buffers.");
+    if (em_is_conj(t) || em_is_neg(t))
+        return buffer_error("Can't export a Tensor with the conjugate or negative bit set as a buffer. Use "
+                            "tensor.resolve_conj().resolve_neg().");
     bool c_contig = is_contiguous_order(t, false), f_contig = is_contiguous_order(t, true);
     if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c_contig) return buffer_error("Tensor is not C-contiguous");
     if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f_contig)

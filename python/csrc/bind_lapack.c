@@ -76,14 +76,14 @@ EMP_BIND(_linalg_lstsq, "_linalg_lstsq(Tensor A, Tensor B, float rcond, int driv
                    4, r);
 }
 
-EMP_BIND(_linalg_ldl_factor_ex, "_linalg_ldl_factor_ex(Tensor A)")
+EMP_BIND(_linalg_ldl_factor_ex, "_linalg_ldl_factor_ex(Tensor A, bool hermitian)")
 {
     em_tensor *r[3];
-    return results(em_linalg_ldl_factor_ex(a->t[0], &r[0], &r[1], &r[2]), 3, r);
+    return results(em_linalg_ldl_factor_ex(a->t[0], a->i[1], &r[0], &r[1], &r[2]), 3, r);
 }
-EMP_BIND(_linalg_ldl_solve, "_linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B)")
+EMP_BIND(_linalg_ldl_solve, "_linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, bool hermitian)")
 {
-    return emp_wrap(em_linalg_ldl_solve(a->t[0], a->t[1], a->t[2]));
+    return emp_wrap(em_linalg_ldl_solve(a->t[0], a->t[1], a->t[2], a->i[3]));
 }
 
 PyMethodDef emp_lapack_functions[] = {

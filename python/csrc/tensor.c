@@ -225,11 +225,14 @@ static PyObject *get_mT(EmpTensor *self, void *c)
 
 static PyObject *get_H(EmpTensor *self, void *c)
 {
-    if (em_ndim(self->t) > 2) {
-        PyErr_SetString(PyExc_RuntimeError, "tensor.H is only supported on matrices (2-D tensors).");
+    if (em_ndim(self->t) == 1 || em_ndim(self->t) > 2) {
+        PyErr_Format(PyExc_RuntimeError, "tensor.H is only supported on matrices (2-D tensors). Got %d-D tensor.",
+                     em_ndim(self->t));
         return NULL;
     }
-    return emp_wrap(em_t(self->t));
+    em_tensor *t = em_t(self->t), *h = t ? em_conj(t) : NULL; /* the conjugate transpose: a conj view */
+    em_release(t);
+    return emp_wrap(h);
 }
 
 static PyGetSetDef tensor_getset[] = {
@@ -269,7 +272,7 @@ PyObject *emp_tensor_item(PyObject *self)
         return PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar",
                             (long long)em_numel(t));
     em_dtype dt = em_dtype_of(t);
-    if (dt == EM_I64) { /* exact, not through a double */
+    if (dt == EM_I64 && !em_is_neg(t)) { /* exact, not through a double; a negative view: em_item */
         em_tensor *h = em_host_tensor(t);
         PyObject *r = h ? PyLong_FromLongLong(*(int64_t *)em_data_ptr(h)) : emp_raise();
         em_release(h);

@@ -69,7 +69,8 @@ EMP_BIND(tolist, "tolist(Tensor input)")
     em_tensor *t = a->t[0];
     em_dtype dt = em_dtype_of(t);
     em_dtype as = dt == EM_F16 || dt == EM_BF16 ? EM_F32 : em_dtype_is_complex(dt) ? EM_C128 : dt;
-    em_tensor *c = em_to_dtype(t, as), *cc = c ? em_contiguous(c) : NULL;
+    em_tensor *c = em_to_dtype(t, as); /* (a clone holds the values of a tensor with lazy bits: Note [Conjugate bit]) */
+    em_tensor *cc = c && (em_is_conj(c) || em_is_neg(c)) ? em_clone(c) : c ? em_contiguous(c) : NULL;
     em_release(c);
     if (!cc) return emp_raise();
     em_tensor *h = em_host_tensor(cc);

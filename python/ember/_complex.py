@@ -3,9 +3,10 @@ views between complex and real tensors (view_as_real / view_as_complex, in C)
 and real ops, plus the complex-aware forms of abs, angle, sgn, full, randn
 and fill_. For real inputs they give PyTorch's answers for real tensors.
 
-Ember has no conjugate bit: conj() of a complex tensor is a copy (is_conj()
-is always False, resolve_conj() returns its input). All of them are
-differentiable through the views (Note [Retyped views])."""
+conj() of a complex tensor is a view with the conjugate bit set, and the
+imaginary part of such a view a view with the negative bit set (Note
+[Conjugate bit] in src/core/internal.h). All of them are differentiable
+through the views (Note [Retyped views])."""
 import math
 
 from . import _C
@@ -15,8 +16,13 @@ Tensor = None  # set by install()
 
 
 def _parts(input):
-    pair = _C.view_as_real(input)
-    return pair.select(-1, 0), pair.select(-1, 1)
+    """The real and imaginary parts of a complex tensor, as views; those of a conjugate view
+    are the storage's parts, the imaginary one with the negative bit (PyTorch's)."""
+    if not _C._is_conj(input):
+        pair = _C.view_as_real(input)
+        return pair.select(-1, 0), pair.select(-1, 1)
+    pair = _C.view_as_real(_C._conj(input))
+    return pair.select(-1, 0), _C._neg_view(pair.select(-1, 1))
 
 
 def real(input):
@@ -34,23 +40,27 @@ def conj_physical(input):
 
 
 def conj(input):
-    return conj_physical(input) if input.is_complex() else input
+    return _C._conj(input)
+
+
+def _neg_view(input):
+    return _C._neg_view(input)
 
 
 def resolve_conj(input):
-    return input
+    return _C._resolve_conj(input)
 
 
 def resolve_neg(input):
-    return input
+    return _C._resolve_neg(input)
 
 
 def is_conj(input):
-    return False
+    return _C._is_conj(input)
 
 
 def is_neg(input):
-    return False
+    return _C._is_neg(input)
 
 
 def isreal(input):
@@ -213,12 +223,13 @@ def _random_complex(draw, scale):
 
 builtin_complex = __builtins__['complex'] if isinstance(__builtins__, dict) else __builtins__.complex
 
-FUNCTIONS = dict(real=real, imag=imag, conj=conj, conj_physical=conj_physical, resolve_conj=resolve_conj,
-                 resolve_neg=resolve_neg, is_conj=is_conj, is_neg=is_neg, isreal=isreal, angle=angle, sgn=sgn,
-                 complex=complex, polar=polar, vdot=vdot, isnan=isnan, isinf=isinf, isfinite=isfinite)
-METHODS = dict(conj=conj, conj_physical=conj_physical, resolve_conj=resolve_conj, resolve_neg=resolve_neg,
-               is_conj=is_conj, is_neg=is_neg, isreal=isreal, angle=angle, sgn=sgn, vdot=vdot, isnan=isnan,
-               isinf=isinf, isfinite=isfinite,
+FUNCTIONS = dict(real=real, imag=imag, conj=conj, _neg_view=_neg_view, conj_physical=conj_physical,
+                 resolve_conj=resolve_conj, resolve_neg=resolve_neg, is_conj=is_conj, is_neg=is_neg, isreal=isreal,
+                 angle=angle, sgn=sgn, complex=complex, polar=polar, vdot=vdot, isnan=isnan, isinf=isinf,
+                 isfinite=isfinite)
+METHODS = dict(conj=conj, _neg_view=_neg_view, conj_physical=conj_physical, resolve_conj=resolve_conj,
+               resolve_neg=resolve_neg, is_conj=is_conj, is_neg=is_neg, isreal=isreal, angle=angle, sgn=sgn, vdot=vdot,
+               isnan=isnan, isinf=isinf, isfinite=isfinite,
                abs=_abs, absolute=_abs, __abs__=_abs, fill_=_fill_, conj_physical_=lambda self: self.copy_(conj_physical(self)),
                sgn_=lambda self: self.copy_(sgn(self)))
 

@@ -63,9 +63,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     close = input == other
-    if equal_nan and input.is_floating_point():
-        close = close | (_C.isnan(input) & _C.isnan(other))
-    if input.is_floating_point() and (rtol or atol):
+    inexact = input.is_floating_point() or input.is_complex()  # complex: |input - other| is the modulus
+    if equal_nan and inexact:
+        close = close | ((input != input) & (other != other))
+    if inexact and (rtol or atol):
         error = _C.abs(input - other)
         close = close | (_C.isfinite(error) & (error <= atol + rtol * _C.abs(other)))
     elif rtol or atol:  # integers: the bound in float64, as PyTorch
@@ -395,7 +396,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         warnings.warn("cov(): degrees of freedom is <= 0")
         norm_factor = 0.0
     xm = x - avg.unsqueeze(1)
-    c = xm.matmul((xm if w is None else xm * w).t())
+    xw = (xm if w is None else xm * w).t()
+    c = xm.matmul(xw.conj() if xw.is_complex() else xw)  # complex: E[(x - mean) conj(x - mean)^T]
     return (c / norm_factor).squeeze()
 
 
@@ -406,7 +408,10 @@ def corrcoef(input):
     if c.dim() == 0:
         return c / c
     std = _C.sqrt(c.diagonal())
-    return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+    r = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if r.is_complex():  # each part clipped, as PyTorch
+        return _C.view_as_complex(_C.view_as_real(r).clamp(-1, 1))
+    return r.clamp(-1, 1)
 
 
 def _interval_areas(y, x, dx, dim):

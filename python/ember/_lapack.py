@@ -1,4 +1,4 @@
-"""torch.linalg's factorizations and what is built on them (real inputs), with PyTorch 1.13's
+"""torch.linalg's factorizations and what is built on them (real and complex inputs), with PyTorch 1.13's
 names, defaults, results and errors. The LAPACK primitives are ember._C's (_linalg_lu_factor_ex,
 _linalg_lu_solve, _linalg_solve_triangular, _linalg_cholesky_ex, _linalg_qr, _linalg_svd,
 _linalg_eigh, _linalg_eig, _linalg_lstsq, _geqrf, _linalg_householder_product, _ormqr:
@@ -45,24 +45,21 @@ LinAlgError.__module__ = 'ember.linalg'
 
 
 # ---- helpers ---------------------------------------------------------------
-def _check_info(info, op, message):
-    """Raises LinAlgError(op: message(code)) for the first nonzero LAPACK info, naming the batch
-    element when the input was batched."""
+def _check_info(info, op, message, error=None):
+    """Raises LinAlgError (or `error`) (op: message(code)) for the first nonzero LAPACK info,
+    naming the batch element when the input was batched."""
     if info.numel() == 0 or not bool((info != 0).any()):
         return
     flat = info.reshape(-1)
     idx = int(_C.nonzero(flat)[0, 0])
     where = f"(Batch element {idx}): " if info.dim() > 0 else ""
-    raise LinAlgError(f"{op}: {where}{message(int(flat[idx]))}")
+    raise (error or LinAlgError)(f"{op}: {where}{message(int(flat[idx]))}")
 
 
 def _check_matrix(A, op, square=True, what='A'):
     if A.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor {what} must have at least 2 dimensions.")
-    if not A.is_floating_point():
-        if getattr(A.dtype, 'is_complex', False):
-            raise NotImplementedError(f"{op}: complex inputs are not supported yet (Ember's complex dtypes "
-                                      "are not wired to LAPACK)")
+    if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{_scalar_name(A.dtype)}")
     if square and A.shape[-1] != A.shape[-2]:
@@ -72,7 +69,8 @@ def _check_matrix(A, op, square=True, what='A'):
 
 def _scalar_name(dtype):
     return {'int64': 'Long', 'int32': 'Int', 'int16': 'Short', 'int8': 'Char', 'uint8': 'Byte', 'bool': 'Bool',
-            'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float', 'float64': 'Double'}.get(
+            'float16': 'Half', 'bfloat16': 'BFloat16', 'float32': 'Float', 'float64': 'Double',
+            'complex32': 'ComplexHalf', 'complex64': 'ComplexFloat', 'complex128': 'ComplexDouble'}.get(
         str(dtype).split('.')[-1], str(dtype))
 
 
@@ -89,17 +87,30 @@ def _out(result, out):
     return out.resize_(result.shape).copy_(result)
 
 
+def _eye(n, m=None, dtype=None):
+    """eye(n, m) of any dtype of the linalg functions (complex ones through their real eye)."""
+    return _C.eye(n, n if m is None else m, dtype=_real_dtype(dtype)).to(dtype)
+
+
 def _eye_like(A, n=None):
-    n = A.shape[-1] if n is None else n
-    return _C.eye(n, dtype=A.dtype)
+    return _eye(A.shape[-1] if n is None else n, dtype=A.dtype)
 
 
 def _mT(A):
     return A.transpose(-2, -1)
 
 
+def _mH(A):
+    """The conjugate transpose (the transpose of a real A): the adjoint in complex formulas."""
+    return A.transpose(-2, -1).conj()
+
+
+def _real_dtype(dtype):
+    return {_C.complex64: _C.float32, _C.complex128: _C.float64}.get(dtype, dtype)
+
+
 def _eps(dtype):
-    return 1.1920928955078125e-07 if dtype == _C.float32 else 2.220446049250313e-16
+    return 1.1920928955078125e-07 if _real_dtype(dtype) == _C.float32 else 2.220446049250313e-16
 
 
 def _needs_grad(*ts):
@@ -123,22 +134,18 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     LU, piv, info = _C._linalg_lu_factor_ex(A)
     if check_errors:
-        _check_info(info, 'torch.linalg.lu_factor_ex', lambda i: f"U[{i},{i}] is zero and using it on lu_solve "
-                    "would result in a division by zero. If you still want to perform the factorization, consider "
-                    "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+        _check_info(info, 'torch.linalg.lu_factor_ex', _lu_message)
     return _out(LUFactorExResult(LU, piv, info), out)
+
+
+def _lu_message(i):
+    return (f"U[{i},{i}] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+            "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
 def lu_factor(A, *, pivot=True, out=None):
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
-    if info.numel() and bool((info != 0).any()):
-        flat = info.reshape(-1)
-        idx = int(_C.nonzero(flat)[0, 0])
-        where = f"(Batch element {idx}): " if info.dim() > 0 else ""
-        i = int(flat[idx])
-        raise RuntimeError(f"torch.linalg.lu_factor: {where}U[{i},{i}] is zero and using it on lu_solve would "
-                           "result in a division by zero. If you still want to perform the factorization, consider "
-                           "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    _check_info(info, 'torch.linalg.lu_factor', _lu_message, RuntimeError)
     return _out(LUFactorResult(LU, piv), out)
 
 
@@ -155,7 +162,7 @@ def _lu_unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
     if not unpack_data:
         empty = _C.empty(0, dtype=LU.dtype)
         return LUResult(P, empty, empty)
-    L = LU[..., :, :k].tril(-1) + _C.eye(m, k, dtype=LU.dtype)
+    L = LU[..., :, :k].tril(-1) + _eye(m, k, LU.dtype)
     U = LU[..., :k, :].triu()
     return LUResult(P, L, U)
 
@@ -178,8 +185,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if (B.shape[-2] if left else B.shape[-1]) != n:
         raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return _out(_mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint)), out)
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return _out(_mH(lu_solve(LU, pivots, _mH(B), adjoint=not adjoint)), out)
     if not _needs_grad(LU, B):  # LAPACK's getrs, as PyTorch (its rounding); batch dims broadcast
         return _out(_C._linalg_lu_solve(LU, pivots, B, bool(adjoint)), out)
     batch = _broadcast_batch(LU, B)
@@ -187,14 +194,23 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         B = B.expand(*batch, *B.shape[-2:]).contiguous()
     if n == 0:
         return _out(_linked(B.clone(), LU), out)
-    P = _permutation(pivots, n, LU.dtype)
-    if adjoint:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
-        Y = _C._linalg_solve_triangular(_mT(LU), B, False, True, False)
-        X = _permute_rows(_C._linalg_solve_triangular(_mT(LU), Y, True, True, True), P.argmax(-1))
+    P = _permutation(pivots, n, _real_dtype(LU.dtype))  # (argmax: real)
+    if adjoint:  # A^H = U^H L^H P^T: X = P L^-H U^-H B
+        Y = _C._linalg_solve_triangular(_mH(LU), B, False, True, False)
+        X = _permute_rows(_C._linalg_solve_triangular(_mH(LU), Y, True, True, True), P.argmax(-1))
     else:  # X = U^-1 L^-1 P^T B
         Y = _C._linalg_solve_triangular(LU, _permute_rows(B, P.argmax(-2)), False, True, True)
         X = _C._linalg_solve_triangular(LU, Y, True, True, False)
     return _out(X, out)
+
+
+def _lu_solve_as(LU, piv, B, left, transposed, adjoint=False):
+    """op(A)^-1 B (B op(A)^-1 when not left), op(A) = A (A^H when adjoint), from LU, the LU of A or
+    (transposed) of A^T. A^T is not A^H for complex A: with M = A^T, A = conj(M)^H, so its solves
+    are conjugated ones with M^H."""
+    if transposed and LU.is_complex():
+        return lu_solve(LU, piv, B.conj(), left=left, adjoint=not adjoint).conj()
+    return lu_solve(LU, piv, B, left=left, adjoint=adjoint != transposed)
 
 
 def _permute_rows(B, rows):
@@ -232,10 +248,10 @@ def _det(A):
 
 def _lu_as_torch(A):
     """(LU, pivots, info, transposed): the LU PyTorch's det, solve and inv compute, that of A^T
-    when A is contiguous (the buffer LAPACK reads as is: getrf on it, solve_ex with no right-hand
-    side, no transposing copy), so that their rounding (exact zeros of singular inputs included)
-    is torch's. Without history."""
-    transposed = A.is_contiguous()
+    when A is real and contiguous (the buffer LAPACK reads as is: getrf on it, solve_ex with no
+    right-hand side, no transposing copy), so that their rounding (exact zeros of singular inputs
+    included) is torch's. Without history."""
+    transposed = _solve_on_transpose(A)
     if transposed:
         _, LU, piv, info = _C._linalg_solve_ex(A.detach(), _C.empty(*A.shape[:-1], 0, dtype=A.dtype))
     else:
@@ -243,12 +259,18 @@ def _lu_as_torch(A):
     return LU, piv, info, transposed
 
 
+def _solve_on_transpose(A):
+    """Does PyTorch factor A^T (not A) in solve, inv and det? For a contiguous real A."""
+    return A.is_contiguous() and not A.is_complex()
+
+
 def slogdet(A, *, out=None):
     """(sign, log|det A|); sign 0 and logabsdet -inf for a singular A."""
     _check_matrix(A, 'linalg.slogdet')
     LU, piv = _det_lu(A)
     d = LU.diagonal(0, -2, -1)
-    sign = _C.sign(d).prod(-1) * _lu_sign(piv, A.dtype)  # zero gradient, but recorded as torch does
+    # zero gradient for a real A, but recorded as torch does; d / |d| for a complex one
+    sign = (d.sgn() if d.is_complex() else _C.sign(d)).prod(-1) * _lu_sign(piv, A.dtype)
     return _out(SlogdetResult(sign, d.abs().log().sum(-1)), out)
 
 
@@ -278,13 +300,13 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     if (Bm.shape[-2] if left else Bm.shape[-1]) != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
-    if left and A.is_contiguous():  # one getrf + getrs op on A^T's LU (PyTorch's), its own backward
+    if left and _solve_on_transpose(A):  # one getrf + getrs op on A^T's LU (PyTorch's), its own backward
         X, _, _, info = _C._linalg_solve_ex(A, Bm)
         info = _batch_of(info, A, 0)  # computed over the broadcast batch
     else:
         grad = _needs_grad(A, B)
         LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
-        X = lu_solve(LU, piv, Bm.detach() if grad else Bm, left=left, adjoint=transposed)
+        X = _lu_solve_as(LU, piv, Bm.detach() if grad else Bm, left, transposed)
         if grad:  # differentiated as PyTorch (its formula, its rounding)
             X = _lapack_grad.Solve.apply(A, Bm, X, LU, piv, left, transposed)
     X = X.squeeze(-1) if vector else X
@@ -314,12 +336,12 @@ def solve(A, B, *, left=True, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     _check_matrix(A, 'linalg.inv')
-    if A.is_contiguous():  # as PyTorch: solve(A, I) on A^T's LU, one op with its own backward
+    if _solve_on_transpose(A):  # as PyTorch: solve(A, I) on A^T's LU, one op with its own backward
         X, _, _, info = _C._linalg_solve_ex(A, _eye_like(A))
     else:
         grad = _needs_grad(A)
         LU, piv, info, transposed = _lu_as_torch(A.detach() if grad else A)
-        X = lu_solve(LU, piv, _eye_like(A), adjoint=transposed)
+        X = _lu_solve_as(LU, piv, _eye_like(A), True, transposed)
         if grad:
             X = _lapack_grad.Inverse.apply(A, X)
     if check_errors:
@@ -364,20 +386,20 @@ def cholesky(A, *, upper=False, out=None):
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
-    """X with A X = B (B = input) for A = L L^T (U^T U when upper), from the factor L = input2."""
+    """X with A X = B (B = input) for A = L L^H (U^H U when upper), from the factor L = input2."""
     B, L = input, input2
     _check_matrix(L, 'cholesky_solve', what='A')
     if B.dtype != L.dtype:
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_scalar_name(B.dtype)} "
                            f"and A of type {_scalar_name(L.dtype)} instead.")
-    Lo = _mT(L) if upper else L
+    Lo = _mH(L) if upper else L
     if _needs_grad(L):
         # PyTorch differentiates L as a dense matrix (its gradient fills both triangles): the
-        # same value through A = L L^T with L's other triangle zero in value, not in gradient
+        # same value through A = L L^H with L's other triangle zero in value, not in gradient
         Lo = Lo.tril() + (Lo - Lo.detach()).triu(1)
-        return _out(solve(_C.matmul(Lo, _mT(Lo)), B), out)
+        return _out(solve(_C.matmul(Lo, _mH(Lo)), B), out)
     Y = _C._linalg_solve_triangular(Lo, B, False, True, False)
-    return _out(_C._linalg_solve_triangular(_mT(Lo), Y, True, True, False), out)
+    return _out(_C._linalg_solve_triangular(_mH(Lo), Y, True, True, False), out)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
@@ -404,13 +426,14 @@ def geqrf(input, *, out=None):
 
 
 def _householder_matmuls(A, tau, ncols):
-    """H_1 ... H_k's first ncols columns written with matrix products (differentiable in A and tau)."""
+    """H_1 ... H_k's first ncols columns, H_i = I - tau_i v_i v_i^H, written with matrix products
+    (differentiable in A and tau)."""
     m, k = A.shape[-2], tau.shape[-1]
-    Q = _C.eye(m, ncols, dtype=A.dtype).expand(*A.shape[:-2], m, ncols)
+    Q = _eye(m, ncols, A.dtype).expand(*A.shape[:-2], m, ncols)
     for i in reversed(range(k)):
         v = _C.cat([_C.zeros(*A.shape[:-2], i, dtype=A.dtype), _C.ones(*A.shape[:-2], 1, dtype=A.dtype),
                     A[..., i + 1:, i]], -1).unsqueeze(-1)
-        Q = Q - tau[..., i, None, None] * _C.matmul(v, _C.matmul(_mT(v), Q))
+        Q = Q - tau[..., i, None, None] * _C.matmul(v, _C.matmul(_mH(v), Q))
     return Q
 
 
@@ -427,7 +450,7 @@ def householder_product(A, tau, *, out=None):
 
 
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
-    """Q other (other Q when not left; Q^T when transpose) with Q the full product of the
+    """Q other (other Q when not left; Q^H when transpose) with Q the full product of the
     reflectors of geqrf's result: LAPACK's ormqr, as PyTorch. Differentiable here (PyTorch 1.13's
     is not) through Q's matrix products."""
     if not _needs_grad(input, tau, other):
@@ -437,7 +460,7 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     full = _C.cat([input[..., :k], _C.zeros(*input.shape[:-1], m - k, dtype=input.dtype)], -1)
     Q = _linked(_householder_matmuls(full, tau, m), input, tau)
     if transpose:
-        Q = _mT(Q)
+        Q = _mH(Q)
     return _out(_C.matmul(Q, other) if left else _C.matmul(other, Q), out)
 
 
@@ -455,7 +478,7 @@ def _svd(A, full_matrices, compute_uv, op='linalg.svd'):
     _check_info(info, 'linalg.svd', _svd_message)
     m, n = A.shape[-2], A.shape[-1]
     if compute_uv and full_matrices and builtins.min(m, n) == 0 and builtins.max(m, n) > 0:
-        U, Vh = U + _C.eye(m, dtype=A.dtype), Vh + _C.eye(n, dtype=A.dtype)  # zeros so far: PyTorch's identities
+        U, Vh = U + _eye(m, dtype=A.dtype), Vh + _eye(n, dtype=A.dtype)  # zeros so far: PyTorch's identities
     return U, S, Vh
 
 
@@ -555,11 +578,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if _needs_grad(A, B):
         X = _lapack_grad.LstsqSolution.apply(A, Bm, X, pinv)
     full = driver == 'gels' or bool((rank == builtins.min(m, n)).all())
-    residuals = res if m > n and driver != 'gelsy' and full else _C.empty(0, dtype=A.dtype)
+    residuals = res if m > n and driver != 'gelsy' and full else _C.empty(0, dtype=_real_dtype(A.dtype))
     if vector:
         X = X.squeeze(-1)
     rank = _C.empty(0, dtype=_C.int64) if driver == 'gels' else _batch_of(rank, A, 0)
-    sv = _batch_of(sv, A, 1) if driver in ('gelsd', 'gelss') else _C.empty(0, dtype=A.dtype)
+    sv = _batch_of(sv, A, 1) if driver in ('gelsd', 'gelss') else _C.empty(0, dtype=_real_dtype(A.dtype))
     return LstsqResult(X, residuals, rank, sv)
 
 
@@ -609,11 +632,11 @@ def _pinv(A, hermitian, atol, rtol):
         L, Q = eigh(A)
         tol = _tolerances(L.abs().amax(-1, keepdim=True), atol, rtol, A.dtype, m, n)
         Linv = _C.where(L.abs() > tol, 1 / L, _C.zeros_like(L))
-        return _C.matmul(Q * Linv.unsqueeze(-2), _mT(Q))
+        return _C.matmul(Q * Linv.unsqueeze(-2).to(A.dtype), _mH(Q))
     U, S, Vh = _svd(A, False, True, 'linalg.pinv')
     tol = _tolerances(S[..., :1], atol, rtol, A.dtype, m, n)
     Sinv = _C.where(S > tol, 1 / S, _C.zeros_like(S))
-    return _C.matmul(_mT(Vh) * Sinv.unsqueeze(-2), _mT(U))
+    return _C.matmul(_mH(Vh) * Sinv.unsqueeze(-2).to(A.dtype), _mH(U))
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
@@ -631,10 +654,14 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
 # ---- matrix functions, norms ------------------------------------------------------------
 def matrix_exp(A):
     """e^A by scaling and squaring: a degree-18 Taylor polynomial of A / 2^s with ||A / 2^s||_1
-    <= 1/2 (error below float64's eps), squared s times. Differentiated through its products."""
+    <= 1/2 (error below float64's eps), squared s times. Differentiated through its products.
+    Single precision is computed in double and rounded once (the s squarings would amplify
+    float32's rounding past torch's)."""
     _check_matrix(A, 'linalg.matrix_exp')
     if A.numel() == 0:
         return A.clone()
+    if A.dtype in (_C.float32, _C.complex64):
+        return matrix_exp(A.to(_C.float64 if A.dtype == _C.float32 else _C.complex128)).to(A.dtype)
     norm = float(A.detach().abs().sum(-2).amax()) if A.numel() else 0.0
     s = builtins.max(0, math.ceil(math.log2(norm)) + 1) if norm > 0 and math.isfinite(norm) else 0
     X = A / (2.0 ** s) if s else A
@@ -714,10 +741,11 @@ LDLFactorResult = _result_type('linalg_ldl_factor', 'LD pivots')
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
-    """A = L D L^T with Bunch-Kaufman pivoting (LAPACK's sytrf), from A's lower triangle: (LD,
-    pivots, info). hermitian changes nothing for real inputs. Not differentiable (as PyTorch)."""
+    """A = L D L^T (L D L^H when hermitian: hetrf) with Bunch-Kaufman pivoting (LAPACK's sytrf),
+    from A's lower triangle: (LD, pivots, info). hermitian changes nothing for real inputs. Not
+    differentiable (as PyTorch)."""
     _check_matrix(A, 'torch.linalg.ldl_factor_ex')
-    LD, piv, info = _C._linalg_ldl_factor_ex(A)
+    LD, piv, info = _C._linalg_ldl_factor_ex(A, bool(hermitian))
     if check_errors:
         _check_info(info, 'torch.linalg.ldl_factor_ex', _ldl_message)
     return _out(LDLFactorExResult(LD, piv, info), out)
@@ -734,7 +762,7 @@ def ldl_factor(A, *, hermitian=False, out=None):
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
-    return _out(_C._linalg_ldl_solve(LD, pivots, B), out)
+    return _out(_C._linalg_ldl_solve(LD, pivots, B, bool(hermitian)), out)
 
 
 # PyTorch's argument types, checked as its parser does (a TypeError naming the argument).

@@ -55,7 +55,7 @@ def qr(input, some=True, *, out=None):
 
 
 def svd(input, some=True, compute_uv=True, *, out=None):
-    """U, S, V (not Vh) with input = U diag(S) V^T; without compute_uv, U and V are zeros of the
+    """U, S, V (not Vh) with input = U diag(S) V^H; without compute_uv, U and V are zeros of the
     full shapes."""
     L._check_matrix(input, 'linalg.svd', square=False)
     if not compute_uv:
@@ -64,7 +64,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         return L._out(SVDResult(_C.zeros(*input.shape[:-2], m, m, dtype=input.dtype), S,
                                 _C.zeros(*input.shape[:-2], n, n, dtype=input.dtype)), out)
     U, S, Vh = L.svd(input, full_matrices=not some)
-    return L._out(SVDResult(U, S, _mT(Vh)), out)
+    return L._out(SVDResult(U, S, L._mH(Vh)), out)
 
 
 def symeig(input, eigenvectors=False, upper=True, *, out=None):
@@ -119,8 +119,11 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
 
 
 def norm(input, p='fro', dim=None, keepdim=False, out=None, dtype=None):
-    """torch.norm: the nuclear norm (p='nuc') here, every other p in C (ember._C.norm)."""
+    """torch.norm: the nuclear norm (p='nuc') here, every other p in C (ember._C.norm; of the moduli
+    for a complex input, a real result)."""
     if not (isinstance(p, str) and p == 'nuc'):
+        if input.is_complex() and dtype is None:
+            input = input.abs()
         return _C.norm(input, p, dim, keepdim, out=out, dtype=dtype)
     if dtype is not None:
         raise ValueError("dtype argument is not supported in nuclear norm")
@@ -147,8 +150,11 @@ def _range_basis(A, q, niter, M):
         return _C.matmul(A, X) if M is None else _C.matmul(A, X) - _C.matmul(M, X)
 
     def times_t(X):
-        return _C.matmul(_mT(A), X) if M is None else _C.matmul(_mT(A), X) - _C.matmul(_mT(M), X)
-    R = _C.randn(*A.shape[:-2], A.shape[-1], q, dtype=A.dtype)
+        return _C.matmul(L._mH(A), X) if M is None else _C.matmul(L._mH(A), X) - _C.matmul(L._mH(M), X)
+    if A.is_complex():  # a complex normal projection
+        R = _C.view_as_complex(_C.randn(*A.shape[:-2], A.shape[-1], q, 2, dtype=L._real_dtype(A.dtype)))
+    else:
+        R = _C.randn(*A.shape[:-2], A.shape[-1], q, dtype=A.dtype)
     Q = L.qr(times(R)).Q
     for _ in range(niter):
         Q = L.qr(times(L.qr(times_t(Q)).Q)).Q
@@ -157,20 +163,20 @@ def _range_basis(A, q, niter, M):
 
 def svd_lowrank(A, q=6, niter=2, M=None):
     """U, S, V of a rank-q approximation of A (or A - M) from a randomized range basis: good when
-    q is at least A's numerical rank. V is returned, not Vh (as torch.svd)."""
+    q is at least A's numerical rank. V is returned, not Vh (as torch.svd); A = U diag(S) V^H."""
     q = 6 if q is None else q
     m, n = A.shape[-2], A.shape[-1]
     if M is not None and tuple(M.shape) != tuple(A.shape):
         M = M.expand(A.shape).contiguous()  # (transposed below: not a view of an expanded tensor)
     if m < n or n > q:  # project from the right: the small matrix is (m x q)
-        Q = _range_basis(_mT(A), q, niter, None if M is None else _mT(M))
+        Q = _range_basis(L._mH(A), q, niter, None if M is None else L._mH(M))
         B = _C.matmul(A, Q) if M is None else _C.matmul(A, Q) - _C.matmul(M, Q)
         U, S, Vh = L.svd(B, full_matrices=False)
-        return U, S, _C.matmul(Q, _mT(Vh))
+        return U, S, _C.matmul(Q, L._mH(Vh))
     Q = _range_basis(A, q, niter, M)
-    B = _C.matmul(_mT(Q), A) if M is None else _C.matmul(_mT(Q), A) - _C.matmul(_mT(Q), M)
+    B = _C.matmul(L._mH(Q), A) if M is None else _C.matmul(L._mH(Q), A) - _C.matmul(L._mH(Q), M)
     U, S, Vh = L.svd(B, full_matrices=False)
-    return _C.matmul(Q, U), S, _mT(Vh)
+    return _C.matmul(Q, U), S, L._mH(Vh)
 
 
 def pca_lowrank(A, q=None, center=True, niter=2):

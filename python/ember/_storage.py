@@ -466,6 +466,13 @@ def _bytes(t):
     return _C._storage_bytes(t if t.device.type == 'cpu' else t.cpu())
 
 
+def _storage_view(t):
+    """t detached, without its conjugate / negative bits: a view of what its storage holds."""
+    t = t.detach()
+    t = _C._conj(t) if _C._is_conj(t) else t
+    return _C._neg_view(t) if _C._is_neg(t) else t
+
+
 def untyped_storage(t):
     """The UntypedStorage of tensor t (the same object while it lives)."""
     address, nbytes = _C._storage_info(t)
@@ -473,8 +480,8 @@ def untyped_storage(t):
     s = _live.get(key)
     if s is None or s.nbytes() != nbytes:
         n = nbytes // t.element_size()
-        whole = _C.as_strided(t.detach(), (n,), (1,), 0) if n * t.element_size() == nbytes else \
-            _C._storage_as(t, _C.uint8)
+        raw = _storage_view(t)
+        whole = _C.as_strided(raw, (n,), (1,), 0) if n * t.element_size() == nbytes else _C._storage_as(raw, _C.uint8)
         s = UntypedStorage._wrap(whole)
         _live[key] = s
     return s
@@ -535,7 +542,9 @@ def _rebuild_tensor(cls, storage, dtype, offset, size, stride, requires_grad, st
 
 def reduce_tensor(t):
     """Tensor.__reduce_ex__: (rebuild, args) over the tensor's storage. As in torch, a non-leaf tensor
-    pickles as a new leaf with its requires_grad."""
+    pickles as a new leaf with its requires_grad. A conjugate (negative) view pickles its values."""
+    if t.is_conj() or t.is_neg():
+        t = t.detach().resolve_conj().resolve_neg().requires_grad_(t.requires_grad)
     return (_rebuild_tensor, (type(t), untyped_storage(t), _dtype_name(t.dtype), t.storage_offset(), tuple(t.shape),
                               tuple(t.stride()), t.requires_grad, dict(t.__dict__) or None))
 

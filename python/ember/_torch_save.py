@@ -105,6 +105,8 @@ class _Pickler(pickle._Pickler):
         from ._tensor import Tensor
         from .nn.parameter import Parameter
         if isinstance(obj, Tensor):
+            if obj.is_conj() or obj.is_neg():  # the values are saved (torch 1.13 saves the storage, losing the bit)
+                obj = obj.detach().resolve_conj().resolve_neg().requires_grad_(obj.requires_grad)
             if isinstance(obj, Parameter):
                 return (_REBUILD_PARAMETER, (obj.detach(), obj.requires_grad, collections.OrderedDict()))
             if type(obj) is not Tensor:

@@ -1,7 +1,6 @@
 """ember.linalg: torch.linalg. Norms, products, cross and matrix_power are here; the
 LAPACK-backed factorizations and what is built on them (det, inv, solve, qr, svd, eigh,
-cholesky, lu, lstsq, pinv, matrix_exp, eig, ...) are in ember._lapack. eig and eigvals (complex
-results) have no gradient yet."""
+cholesky, lu, lstsq, pinv, matrix_exp, eig, ...) are in ember._lapack. Real and complex inputs."""
 import builtins
 
 from . import _C
@@ -25,6 +24,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     of nonzeros, else (sum |x|^ord)^(1/ord)."""
     if dtype is not None:
         x = x.to(dtype)
+    if x.is_complex():  # the norm of the moduli (a real result)
+        x = x.abs()
     result = x.norm(ord, dim=dim, keepdim=keepdim) if dim is not None else \
         x.reshape(-1).norm(ord).reshape((1,) * x.dim() if keepdim else ())
     return result if out is None else out.resize_(result.shape).copy_(result)
@@ -39,12 +40,12 @@ def matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         A = A.to(dtype)
     rows, cols = (d % A.dim() for d in dim)
     if ord == 'fro':
-        result = A.norm(2, dim=(rows, cols), keepdim=keepdim)
+        result = (A.abs() if A.is_complex() else A).norm(2, dim=(rows, cols), keepdim=keepdim)
     elif ord in ('nuc', 2, -2):
         result = _lapack.singular_value_norm(A, ord, dim, keepdim)
     elif ord in (1, -1, float('inf'), float('-inf')):
         summed, other = (rows, cols) if ord in (1, -1) else (cols, rows)
-        sums = _C.abs(A).sum(summed, keepdim=True)
+        sums = A.abs().sum(summed, keepdim=True)
         pick = _C.amax if ord in (1, float('inf')) else _C.amin
         result = pick(sums, other, True)
         if not keepdim:
@@ -99,7 +100,8 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    result = (x * y).sum(dim)
+    """sum(conj(x) * y) over dim."""
+    result = (x.conj() * y).sum(dim)
     return result if out is None else out.resize_(result.shape).copy_(result)
 
 
@@ -119,5 +121,5 @@ def matrix_power(A, n, *, out=None):
         if n:
             base = _C.matmul(base, base)
     if result is None:
-        result = _lapack._linked(_C.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).contiguous(), A)
+        result = _lapack._linked(_lapack._eye_like(A).expand(A.shape).contiguous(), A)
     return result if out is None else out.resize_(result.shape).copy_(result)

@@ -83,6 +83,7 @@ typedef em_status (*em_backward_fn)(const em_node *n, em_tensor *const *grad_out
 typedef struct em_view_geom {
     int ndim;
     int8_t dtype; /* the view's; its base's is in_geom[0].dtype (Note [Retyped views]) */
+    uint8_t bits; /* the lazy bits the view has and its base has not (Note [Conjugate bit]) */
     int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS], offset; /* the view */
     int64_t base_strides[EM_MAX_DIMS], base_offset;          /* its base (sizes: in_geom[0]) */
 } em_view_geom;

@@ -1,7 +1,9 @@
-/* Backward formulas of the factorizations (include/ember/lapack.h), real
- * case, written with Ember ops (triangular solves instead of inverses), so
- * that they can be differentiated again. Notation: A the input, G the
- * incoming gradients, ^T a transpose of the last two dims. Each formula is
+/* Backward formulas of the factorizations (include/ember/lapack.h), written
+ * with Ember ops (triangular solves instead of inverses), so that they can be
+ * differentiated again. Notation: A the input, G the incoming gradients, ^H
+ * the conjugate transpose of the last two dims (^T for real tensors: the
+ * complex formulas are the real ones with adjoints, Note [Complex gradients]
+ * in autograd.h, plus the phase terms said below). Each formula is
  * the adjoint of the factorization's differential; see e.g. Seeger et al.,
  * "Auto-differentiating linear algebra" (2017), and Walter & Lehmann,
  * "Algorithmic differentiation of linear algebra functions" (2018). */
@@ -9,6 +11,7 @@
 #include "ember/ember.h"
 
 #define T_(t) X(em_transpose((t), -2, -1))
+#define H_(t) X(em_conj_if_complex(T_(t)))
 #define MM(x, y) X(em_matmul((x), (y)))
 #define TRSV(A, B, upper, left, unit) X(em_linalg_solve_triangular((A), (B), (upper), (left), (unit)))
 #define SCALAR(v) X(em_scalar_float(v))
@@ -17,7 +20,7 @@
 #define OUTPUT(k) X(em_node_unpack_output(n, (k)))
 
 /* ---- triangular solve: X = A^-1 B (left) or B A^-1 (right) ----------------
- * gB = A^-T G (solved the same side), gA = -gB X^T (left) or -X^T gB
+ * gB = A^-H G (solved the same side), gA = -gB X^H (left) or -X^H gB
  * (right), kept on A's triangle (without the diagonal when unitriangular). */
 EM_BACKWARD(linalg_solve_triangular, EM_SAVE_IN(0) | EM_SAVE_OUT(0))
 {
@@ -26,18 +29,18 @@ EM_BACKWARD(linalg_solve_triangular, EM_SAVE_IN(0) | EM_SAVE_OUT(0))
     const em_tensor *A = em_node_input(n, 0);
     em_tensor *Xo = OUTPUT(0);
     if (!A || a.failed) DONE();
-    em_tensor *gB = TRSV(T_(A), G, !upper, left, unit);
+    em_tensor *gB = TRSV(H_(A), G, !upper, left, unit);
     GRAD(1, gB);
     if (em_node_needs_grad(n, 0)) {
-        em_tensor *gA = X(em_neg(left ? MM(gB, T_(Xo)) : MM(T_(Xo), gB)));
+        em_tensor *gA = X(em_neg(left ? MM(gB, H_(Xo)) : MM(H_(Xo), gB)));
         GRAD(0, upper ? X(em_triu(gA, unit)) : X(em_tril(gA, -unit)));
     }
     DONE();
 }
 
-/* ---- Cholesky: A = L L^T ---------------------------------------------------
- * gA = L^-T phi(L^T gL) L^-1, phi keeping the lower triangle with half the
- * diagonal, then symmetrized (A is symmetric). U = L^T for upper. */
+/* ---- Cholesky: A = L L^H ---------------------------------------------------
+ * gA = L^-H phi L^-1 with P = tril(L^H gL) and phi = (P + tril(P, -1)^H) / 2
+ * (Hermitian off the diagonal, as PyTorch's: A is). U = L^H for upper. */
 EM_BACKWARD(linalg_cholesky_ex, EM_SAVE_OUT(0))
 {
     em_arena a = {0};
@@ -45,34 +48,33 @@ EM_BACKWARD(linalg_cholesky_ex, EM_SAVE_OUT(0))
     em_tensor *L = OUTPUT(0);
     if (a.failed) DONE();
     em_tensor *gL = G;
-    if (upper) L = T_(L), gL = T_(gL);
-    em_tensor *phi = X(em_tril(MM(T_(L), gL), 0));
-    phi = X(em_sub(phi, X(em_diag_embed(X(em_diagonal(phi, 0, -2, -1)), 0, -2, -1)), 0.5));
-    em_tensor *gA = TRSV(L, TRSV(T_(L), phi, true, true, false), false, false, false);
-    GRAD(0, X(em_mul(X(em_add(gA, T_(gA), 1)), SCALAR(0.5))));
+    if (upper) L = H_(L), gL = H_(gL);
+    em_tensor *P = X(em_tril(MM(H_(L), gL), 0));
+    em_tensor *phi = X(em_mul(X(em_add(P, H_(X(em_tril(P, -1))), 1)), SCALAR(0.5)));
+    GRAD(0, TRSV(L, TRSV(H_(L), phi, true, true, false), false, false, false));
     DONE();
 }
 
 /* ---- LU: A = P L U, L m x k unit lower, U k x n upper, k = min(m, n) --------
  * With gL, gU the strictly lower and upper parts of G (the packed gradient):
- * square: gA = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T;
- * tall (L = [L1; L2], L1 k x k): gA = P [L1^-T M; gL2] U^-T with
- *   M = tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2);
- * wide (U = [U1 | U2], U1 k x k): gA = P L^-T [M U1^-T | gU2] with
- *   M = tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T).
- * The packed LU's square block serves as L1^T (unit upper) and U1^T (lower)
+ * square: gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H;
+ * tall (L = [L1; L2], L1 k x k): gA = P [L1^-H M; gL2] U^-H with
+ *   M = tril(L1^H gL1, -1) + triu(gU U^H - L2^H gL2);
+ * wide (U = [U1 | U2], U1 k x k): gA = P L^-H [M U1^-H | gU2] with
+ *   M = tril(L^H gL - gU2 U2^H, -1) + triu(gU1 U1^H).
+ * The packed LU's square block serves as L1^H (unit upper) and U1^H (lower)
  * in the solves. */
 static em_tensor *lu_tall(em_tensor *LU, em_tensor *g, int64_t m, int64_t k)
 {
     em_arena a = {0};
     em_tensor *LU1 = X(em_narrow(LU, -2, 0, k)), *L2 = X(em_narrow(LU, -2, k, m - k));
     em_tensor *g1 = X(em_narrow(g, -2, 0, k)), *gL2 = X(em_narrow(g, -2, k, m - k));
-    em_tensor *L1 = X(em_add(X(em_tril(LU1, -1)), X(em_eye(k, k, (em_dtype)LU->dtype)), 1));
-    em_tensor *upper = X(em_sub(MM(X(em_triu(g1, 0)), T_(X(em_triu(LU1, 0)))), MM(T_(L2), gL2), 1));
-    em_tensor *M = X(em_add(X(em_tril(MM(T_(L1), X(em_tril(g1, -1))), -1)), X(em_triu(upper, 0)), 1));
-    em_tensor *top = TRSV(T_(LU1), M, true, true, true);
+    em_tensor *L1 = X(em_add(X(em_tril(LU1, -1)), X(em_eye(k, k, em_dtype_to_real((em_dtype)LU->dtype))), 1));
+    em_tensor *upper = X(em_sub(MM(X(em_triu(g1, 0)), H_(X(em_triu(LU1, 0)))), MM(H_(L2), gL2), 1));
+    em_tensor *M = X(em_add(X(em_tril(MM(H_(L1), X(em_tril(g1, -1))), -1)), X(em_triu(upper, 0)), 1));
+    em_tensor *top = TRSV(H_(LU1), M, true, true, true);
     em_tensor *R = X(em_cat(2, (const em_tensor *[]){top, gL2}, -2));
-    em_tensor *r = em_arena_result(&a, TRSV(T_(LU1), R, false, false, false));
+    em_tensor *r = em_arena_result(&a, TRSV(H_(LU1), R, false, false, false));
     em_arena_end(&a);
     return r;
 }
@@ -82,11 +84,11 @@ static em_tensor *lu_wide(em_tensor *LU, em_tensor *g, int64_t k, int64_t n)
     em_arena a = {0};
     em_tensor *LU1 = X(em_narrow(LU, -1, 0, k)), *U2 = X(em_narrow(LU, -1, k, n - k));
     em_tensor *g1 = X(em_narrow(g, -1, 0, k)), *gU2 = X(em_narrow(g, -1, k, n - k));
-    em_tensor *L = X(em_add(X(em_tril(LU1, -1)), X(em_eye(k, k, (em_dtype)LU->dtype)), 1));
-    em_tensor *lower = X(em_sub(MM(T_(L), X(em_tril(g1, -1))), MM(gU2, T_(U2)), 1));
-    em_tensor *M = X(em_add(X(em_tril(lower, -1)), X(em_triu(MM(X(em_triu(g1, 0)), T_(X(em_triu(LU1, 0)))), 0)), 1));
-    em_tensor *R = X(em_cat(2, (const em_tensor *[]){TRSV(T_(LU1), M, false, false, false), gU2}, -1));
-    em_tensor *r = em_arena_result(&a, TRSV(T_(LU1), R, true, true, true));
+    em_tensor *L = X(em_add(X(em_tril(LU1, -1)), X(em_eye(k, k, em_dtype_to_real((em_dtype)LU->dtype))), 1));
+    em_tensor *lower = X(em_sub(MM(H_(L), X(em_tril(g1, -1))), MM(gU2, H_(U2)), 1));
+    em_tensor *M = X(em_add(X(em_tril(lower, -1)), X(em_triu(MM(X(em_triu(g1, 0)), H_(X(em_triu(LU1, 0)))), 0)), 1));
+    em_tensor *R = X(em_cat(2, (const em_tensor *[]){TRSV(H_(LU1), M, false, false, false), gU2}, -1));
+    em_tensor *r = em_arena_result(&a, TRSV(H_(LU1), R, true, true, true));
     em_arena_end(&a);
     return r;
 }
@@ -106,17 +108,22 @@ EM_BACKWARD(linalg_lu_factor_ex, EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
 }
 
 /* ---- QR: A = Q R -----------------------------------------------------------
- * m >= n: gA = (gQ + Q sym(N)) R^-T with N = gR R^T - Q^T gQ and sym(N) the
- * symmetric matrix of N's upper triangle (PyTorch's order of operations, for
- * its rounding). m < n: A = [X | Y], R = [U | V]; X's gradient is the square
- * case's with gQ + Y gV^T, Y's is Q gV. */
+ * m >= n: gA = (gQ + Q sym(N)) R^-H with N = gR R^H - Q^H gQ and sym(N) the
+ * Hermitian matrix of N's upper triangle, with the real part of N's diagonal
+ * (PyTorch's order of operations, for its rounding). m < n: A = [X | Y],
+ * R = [U | V]; X's gradient is the square case's with gQ + Y gV^H, Y's is
+ * Q gV. */
 static em_tensor *qr_tall(const em_tensor *Q, const em_tensor *R, em_tensor *gQ, em_tensor *gR)
 {
     em_arena a = {0};
-    em_tensor *N = X(em_sub(MM(gR, T_(R)), MM(T_(Q), gQ), 1));
-    em_tensor *sym = X(em_add(X(em_triu(N, 0)), T_(X(em_triu(N, 1))), 1));
+    em_tensor *N = X(em_sub(MM(gR, H_(R)), MM(H_(Q), gQ), 1));
+    em_tensor *sym = X(em_add(X(em_triu(N, 0)), H_(X(em_triu(N, 1))), 1));
+    if (em_dtype_is_complex((em_dtype)N->dtype)) { /* the diagonal's real part: less i im(N_ii) */
+        em_tensor *d = X(em_diagonal(N, 0, -2, -1));
+        sym = X(em_sub(sym, X(em_diag_embed(X(em_sub(d, X(em_conj_if_complex(d)), 1)), 0, -2, -1)), 0.5));
+    }
     em_tensor *b = X(em_add(MM(Q, sym), gQ, 1));
-    em_tensor *r = em_arena_result(&a, TRSV(T_(R), b, false, false, false));
+    em_tensor *r = em_arena_result(&a, TRSV(H_(R), b, false, false, false));
     em_arena_end(&a);
     return r;
 }
@@ -143,21 +150,24 @@ EM_BACKWARD(linalg_qr, EM_SAVE_INPUTS | EM_SAVE_OUT(0) | EM_SAVE_OUT(1))
     if (!A) DONE();
     em_tensor *Y = X(em_narrow(A, -1, m, ncol - m)), *U = X(em_narrow(R, -1, 0, m));
     em_tensor *gU = X(em_narrow(go[1], -1, 0, m)), *gV = X(em_narrow(go[1], -1, m, ncol - m));
-    em_tensor *gX = X(qr_tall(Q, U, X(em_add(go[0], MM(Y, T_(gV)), 1)), gU));
+    em_tensor *gX = X(qr_tall(Q, U, X(em_add(go[0], MM(Y, H_(gV)), 1)), gU));
     em_tensor *gY = MM(Q, gV);
     GRAD(0, X(em_cat(2, (const em_tensor *[]){gX, gY}, -1)));
     DONE();
 }
 
-/* ---- SVD: A = U diag(S) V^T (k = min(m, n) columns kept) ------------------
- * With E_ij = S_j^2 - S_i^2 (1 on the diagonal) and skew(X) = X - X^T:
- * gA = U [ (skew(U^T gU) / E) S + S (skew(V^T gV) / E) + diag(gS) ] V^T
- *      + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)
- * (the last two terms only when m > k, resp. n > k). */
+/* ---- SVD: A = U diag(S) V^H (k = min(m, n) columns kept) ------------------
+ * With E_ij = S_j^2 - S_i^2 (1 on the diagonal) and skew(X) = X - X^H:
+ * gA = U [ (skew(U^H gU) / E) S + S (skew(V^H gV) / E) + diag(gS)
+ *          + i im(diag(U^H gU)) / S ] V^H
+ *      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H)
+ * (the last two terms only when m > k, resp. n > k; the imaginary term only
+ * for complex A, whose loss must not depend on the vectors' phases: then the
+ * diagonals of the two skew terms cancel). */
 static em_tensor *skew_over(em_tensor *W, em_tensor *E)
 {
     em_arena a = {0};
-    em_tensor *r = em_arena_result(&a, X(em_div(X(em_sub(W, T_(W), 1)), E)));
+    em_tensor *r = em_arena_result(&a, X(em_div(X(em_sub(W, H_(W), 1)), E)));
     em_arena_end(&a);
     return r;
 }
@@ -180,9 +190,31 @@ static em_tensor *svd_inner(em_tensor *S, em_tensor *gS, em_tensor *UgU, em_tens
     em_tensor *E = X(em_sub(X(em_unsqueeze(S2, -2)), X(em_unsqueeze(S2, -1)), 1));
     E = X(em_add(E, X(em_eye(k, k, (em_dtype)S->dtype)), 1));
     em_tensor *inner = X(em_add(X(em_mul(X(skew_over(UgU, E)), Srow)), X(em_mul(Scol, X(skew_over(VgV, E)))), 1));
-    em_tensor *r = em_arena_result(&a, X(em_add(inner, X(em_diag_embed(gS, 0, -2, -1)), 1)));
+    inner = X(em_add(inner, X(em_diag_embed(gS, 0, -2, -1)), 1));
+    if (em_dtype_is_complex((em_dtype)UgU->dtype)) { /* i im(d) = (d - conj(d)) / 2 */
+        em_tensor *d = X(em_diagonal(UgU, 0, -2, -1));
+        em_tensor *im = X(em_div(X(em_sub(d, X(em_conj_if_complex(d)), 1)), X(em_mul(S, SCALAR(2)))));
+        inner = X(em_add(inner, X(em_diag_embed(im, 0, -2, -1)), 1));
+    }
+    em_tensor *r = em_arena_result(&a, inner);
     em_arena_end(&a);
     return r;
+}
+
+/* PyTorch's check that a complex loss does not depend on the phases of the
+ * singular or eigen vectors (each defined up to a factor e^{i phi}): the
+ * imaginary part of W's diagonal is about 0, W = U^H gU + V^H gV (svd: W2 =
+ * V^H gV) or Q^H gQ (eigh: W2 NULL). Real W: nothing to check. */
+static bool phases_ignored(const em_tensor *W, const em_tensor *W2)
+{
+    if (!em_dtype_is_complex((em_dtype)W->dtype)) return true;
+    em_arena a = {0};
+    em_tensor *d = X(em_contiguous(X(em_diagonal(W2 ? X(em_add(W, W2, 1)) : W, 0, -2, -1))));
+    em_tensor *im = X(em_abs(X(em_select(X(em_view_as_real(d)), -1, 1))));
+    double most = 0;
+    const bool ok = a.failed || em_numel(im) == 0 || (!em_item(X(em_max(im)), &most) && most <= 1e-2);
+    em_arena_end(&a);
+    return ok;
 }
 
 /* A missing gradient of output k (EM_KEEP_MISSING_GRADS): zeros like it. */
@@ -196,28 +228,34 @@ EM_BACKWARD(linalg_svd, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_SAVE_OUT(2) | EM_KE
                        "compute_uv=True");
     const em_geometry *in = &n->in_geom[0];
     const int64_t m = in->sizes[in->ndim - 2], nc = in->sizes[in->ndim - 1], k = m < nc ? m : nc;
-    em_tensor *U = X(em_narrow(OUTPUT(0), -1, 0, k)), *S = OUTPUT(1), *V = T_(X(em_narrow(OUTPUT(2), -2, 0, k)));
+    em_tensor *U = X(em_narrow(OUTPUT(0), -1, 0, k)), *S = OUTPUT(1), *Vh = X(em_narrow(OUTPUT(2), -2, 0, k));
     if (a.failed) DONE();
     em_tensor *gS = GO_OR_ZEROS(1, S);
     if (!go[0] && !go[2]) { /* the values alone: U diag(gS) V^T, also at repeated values (as PyTorch) */
-        GRAD(0, MM(X(em_mul(U, X(em_unsqueeze(gS, -2)))), T_(V)));
+        GRAD(0, MM(X(em_mul(U, X(em_unsqueeze(gS, -2)))), Vh));
         DONE();
     }
     em_tensor *gU = X(em_narrow(GO_OR_ZEROS(0, OUTPUT(0)), -1, 0, k));
-    em_tensor *gV = T_(X(em_narrow(GO_OR_ZEROS(2, OUTPUT(2)), -2, 0, k)));
+    em_tensor *gV = H_(X(em_narrow(GO_OR_ZEROS(2, OUTPUT(2)), -2, 0, k)));
     if (a.failed) DONE();
-    em_tensor *UgU = MM(T_(U), gU), *VgV = MM(T_(V), gV), *Srow = X(em_unsqueeze(S, -2));
-    em_tensor *gA = MM(MM(U, X(svd_inner(S, gS, UgU, VgV))), T_(V));
-    if (m > k) gA = X(em_add(gA, MM(X(off_span(U, gU, UgU, Srow)), T_(V)), 1));
-    if (nc > k) gA = X(em_add(gA, MM(U, T_(X(off_span(V, gV, VgV, Srow)))), 1));
+    em_tensor *V = H_(Vh), *UgU = MM(H_(U), gU), *VgV = MM(Vh, gV), *Srow = X(em_unsqueeze(S, -2));
+    if (!a.failed && !phases_ignored(UgU, VgV)) {
+        em_arena_end(&a);
+        return em_fail(EM_ERR_RUNTIME, "svd_backward: The singular vectors in the complex case are specified up to "
+                       "multiplication by e^{i phi}. The specified loss function depends on this phase term, making "
+                       "it ill-defined.");
+    }
+    em_tensor *gA = MM(MM(U, X(svd_inner(S, gS, UgU, VgV))), Vh);
+    if (m > k) gA = X(em_add(gA, MM(X(off_span(U, gU, UgU, Srow)), Vh), 1));
+    if (nc > k) gA = X(em_add(gA, MM(U, H_(X(off_span(V, gV, VgV, Srow)))), 1));
     GRAD(0, gA);
     DONE();
 }
 
-/* ---- eigh: A = Q diag(L) Q^T -----------------------------------------------
- * gA = Q (diag(gL) + (Q^T gQ) / E) Q^T with E_ij = L_j - L_i (off the
- * diagonal; the diagonal of the quotient is dropped), symmetrized as
- * PyTorch's (A is symmetric). */
+/* ---- eigh: A = Q diag(L) Q^H -----------------------------------------------
+ * gA = Q (diag(gL) + (Q^H gQ) / E) Q^H with E_ij = L_j - L_i (off the
+ * diagonal; the diagonal of the quotient is dropped), made Hermitian as
+ * PyTorch's (A is). */
 EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_KEEP_MISSING_GRADS)
 {
     em_arena a = {0};
@@ -228,16 +266,23 @@ EM_BACKWARD(linalg_eigh, EM_SAVE_OUT(0) | EM_SAVE_OUT(1) | EM_KEEP_MISSING_GRADS
     if (a.failed) DONE();
     em_tensor *gL = GO_OR_ZEROS(0, L);
     if (!go[1]) { /* the values alone: Q diag(gL) Q^T, also at repeated values (as PyTorch) */
-        GRAD(0, MM(X(em_mul(Q, X(em_unsqueeze(gL, -2)))), T_(Q)));
+        GRAD(0, MM(X(em_mul(Q, X(em_unsqueeze(gL, -2)))), H_(Q)));
         DONE();
     }
     const int64_t k = L->sizes[L->ndim - 1];
     em_tensor *eye = X(em_eye(k, k, (em_dtype)L->dtype));
     em_tensor *E = X(em_add(X(em_sub(X(em_unsqueeze(L, -2)), X(em_unsqueeze(L, -1)), 1)), eye, 1));
-    em_tensor *W = X(em_div(MM(T_(Q), go[1]), E));
+    em_tensor *QgQ = MM(H_(Q), go[1]);
+    if (!a.failed && !phases_ignored(QgQ, NULL)) {
+        em_arena_end(&a);
+        return em_fail(EM_ERR_RUNTIME, "linalg_eigh_backward: The eigenvectors in the complex case are specified up "
+                       "to multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+                       "is ill-defined.");
+    }
+    em_tensor *W = X(em_div(QgQ, E));
     W = X(em_sub(W, X(em_mul(W, eye)), 1));
     W = X(em_add(W, X(em_diag_embed(gL, 0, -2, -1)), 1));
-    em_tensor *gA = MM(MM(Q, W), T_(Q));
-    GRAD(0, X(em_mul(X(em_add(gA, T_(gA), 1)), SCALAR(0.5))));
+    em_tensor *gA = MM(MM(Q, W), H_(Q));
+    GRAD(0, X(em_mul(X(em_add(gA, H_(gA), 1)), SCALAR(0.5))));
     DONE();
 }

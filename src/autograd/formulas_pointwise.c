@@ -150,7 +150,8 @@ static em_status pow_grads(const em_node *n, em_tensor *const *go, em_tensor **g
     }
     if (em_node_needs_grad(n, 1)) { /* (a complex b: the sign of its real part) */
         bool b_complex = em_dtype_is_complex((em_dtype)b->dtype);
-        const em_tensor *b_re = b_complex ? X(em_select(X(em_view_as_real(X(em_detach(b)))), -1, 0)) : b; /* a mask */
+        const em_tensor *b_plain = b_complex ? X(em_resolve_conj(X(em_detach(b)))) : NULL; /* (a conj view: no parts) */
+        const em_tensor *b_re = b_plain ? X(em_select(X(em_view_as_real(b_plain)), -1, 0)) : b; /* a mask */
         em_tensor *zero = AND(X(em_eq(x, S(0))), X(em_ge(b_re, S(0))));
         GRAD(1, X(em_mul(G, C(X(em_where(zero, S(0), X(em_mul(y, X(em_log(x))))))))));
     }

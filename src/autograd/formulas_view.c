@@ -213,12 +213,30 @@ static em_tensor *move(const em_tensor *g, const em_strided *from, bool from_com
     return out;
 }
 
+/* g (consumed) conjugated / negated as `bits` say: the gradient across a
+ * view whose lazy bits differ from its base's (Note [Conjugate bit]). */
+static em_tensor *through_bits(em_tensor *g, uint8_t bits)
+{
+    if (g && (bits & EM_FLAG_CONJ)) {
+        em_tensor *c = em_conj_physical(g);
+        em_release(g);
+        g = c;
+    }
+    if (g && (bits & EM_FLAG_NEG)) {
+        em_tensor *c = em_neg(g);
+        em_release(g);
+        g = c;
+    }
+    return g;
+}
+
 em_status em_view_backward(const em_node *n, em_tensor *const *grad_out, em_tensor **grad_in)
 {
     const em_view_geom *v = n->view;
     em_strided view = {v->ndim, v->sizes, v->strides, v->offset};
     em_strided base = {n->in_geom[0].ndim, n->in_geom[0].sizes, v->base_strides, v->base_offset};
-    grad_in[0] = move(grad_out[0], &view, is_complex(v->dtype), &base, is_complex(n->in_geom[0].dtype));
+    grad_in[0] = through_bits(move(grad_out[0], &view, is_complex(v->dtype), &base, is_complex(n->in_geom[0].dtype)),
+                              v->bits);
     return grad_in[0] ? EM_OK : em_error_code();
 }
 
@@ -250,6 +268,6 @@ em_status em_copy_slices_backward(const em_node *n, em_tensor *const *grad_out, 
         if (retyped && base_complex) GRAD(0, X(as_complex(X(em_mul(X(real_pairs(G)), kept)))));
         else GRAD(0, X(em_mul(G, kept)));
     }
-    GRAD(1, X(move(G, &base, base_complex, &view, view_complex)));
+    GRAD(1, X(through_bits(move(G, &base, base_complex, &view, view_complex), v->bits)));
     DONE();
 }

@@ -37,6 +37,7 @@ static em_node *view_node(const char *name, em_backward_fn fn, int nin, const em
     memcpy(v->sizes, view->sizes, view->ndim * sizeof *view->sizes);
     memcpy(v->strides, view->strides, view->ndim * sizeof *view->strides);
     v->offset = view->offset;
+    v->bits = (view->flags ^ base->flags) & EM_LAZY_BITS;
     return n;
 }
 
@@ -58,7 +59,7 @@ static em_status set_view_history(em_tensor *t, const em_tensor *base, const cha
 /* View t of a self-overlapping view (an expand) whose history is the view
  * node bn: recorded against bn's own base, a geometry the backward can map
  * (the overlapping one it cannot). */
-static em_status set_view_history_via(em_tensor *t, const em_node *bn, const char *name)
+static em_status set_view_history_via(em_tensor *t, const em_tensor *base, const em_node *bn, const char *name)
 {
     em_node *n = em_node_new(name, em_view_backward, 1, 1, true);
     if (!n) return em_error_code();
@@ -68,6 +69,7 @@ static em_status set_view_history_via(em_tensor *t, const em_node *bn, const cha
     memcpy(n->view->sizes, t->sizes, t->ndim * sizeof *t->sizes);
     memcpy(n->view->strides, t->strides, t->ndim * sizeof *t->strides);
     n->view->offset = t->offset;
+    n->view->bits ^= (t->flags ^ base->flags) & EM_LAZY_BITS;
     em_geometry_of(&n->out_geom[0], t);
     n->next[0] = bn->next[0];
     if (n->next[0].node) em_node_retain(n->next[0].node);
@@ -82,8 +84,10 @@ em_status em_record_view(const em_tensor *base, em_tensor *view)
     const em_node *bn = em_grad_fn(base);
     if (bn && bn->apply == em_view_backward && em_geometry_overlaps(base->ndim, base->sizes, base->strides) &&
         !em_geometry_overlaps(bn->in_geom[0].ndim, bn->in_geom[0].sizes, bn->view->base_strides))
-        return set_view_history_via(view, bn, "AsStridedBackward0");
-    return set_view_history(view, base, "ViewBackward0");
+        return set_view_history_via(view, base, bn, "AsStridedBackward0");
+    uint8_t bits = (view->flags ^ base->flags) & EM_LAZY_BITS;
+    const char *name = bits & EM_FLAG_CONJ ? "ConjBackward0" : bits ? "NegViewBackward0" : "ViewBackward0";
+    return set_view_history(view, base, name);
 }
 
 em_status em_view_refresh(em_tensor *t)

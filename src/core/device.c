@@ -44,6 +44,7 @@ em_tensor *em_host_tensor(const em_tensor *t)
                                               (char *)t->storage->data + t->offset * size, nbytes)
                           : EM_OK;
     em_tensor *r = st ? NULL : em_tensor_view_as(h, t->ndim, t->sizes, t->strides, 0, (em_dtype)t->dtype);
+    if (r) r->flags |= t->flags & EM_LAZY_BITS; /* the same values: conj/neg bits too (Note [Conjugate bit]) */
     em_release(h);
     return r;
 }

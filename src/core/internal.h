@@ -30,7 +30,26 @@ typedef struct em_storage {
  * tensor): autograd refuses to save it for backward. EM_FLAG_MULTI_VIEW: an
  * output of split/chunk/unbind (or a view of one), which autograd does not
  * let an in-place op write (PyTorch's rule). Views inherit both. */
-enum { EM_FLAG_WRAPPED_NUMBER = 1, EM_FLAG_INFERENCE = 2, EM_FLAG_MULTI_VIEW = 4 };
+enum { EM_FLAG_WRAPPED_NUMBER = 1, EM_FLAG_INFERENCE = 2, EM_FLAG_MULTI_VIEW = 4, EM_FLAG_CONJ = 8, EM_FLAG_NEG = 16 };
+
+/* Note [Conjugate bit]
+ * A tensor with EM_FLAG_CONJ holds the complex conjugate of what its storage
+ * holds; one with EM_FLAG_NEG the negation (PyTorch's conj and neg bits, the
+ * "lazy bits"). conj() of a complex tensor is a view with the conj bit
+ * toggled, O(1), and x.conj().imag a view of x's imaginary parts with the
+ * neg bit set. Views inherit the bits (em_tensor_view_as, and aliases: what
+ * detach and autograd save). Nothing computes with them: em_dispatch runs a
+ * call that has a lazy operand through em_resolving_kernel (src/ops/complex.c),
+ * which hands the kernel materialized copies (the values) and writes an
+ * output's result back through its bits (the storage gets the conjugate), so
+ * every kernel, in place and out= included, sees plain tensors. A clone (and
+ * so contiguous() of a non-contiguous tensor, to(), every op's result) has no
+ * bits. Code that reads or writes storage without a kernel (item, tolist,
+ * printing, NumPy/DLPack export, the file writers) must resolve first or
+ * refuse, as PyTorch's numpy() does. Autograd: a view node records the bits
+ * its view has and its base has not (em_view_geom.bits): the gradient crosses
+ * it conjugated (negated). */
+#define EM_LAZY_BITS (EM_FLAG_CONJ | EM_FLAG_NEG)
 
 struct em_tensor {
     int64_t refcount;
@@ -48,6 +67,7 @@ struct em_tensor {
     uint64_t view_version;  /* a view: the storage version its history was made at
                              * (set at creation; src/autograd moves it on) */
 };
+static inline bool em_has_lazy_bits(const em_tensor *t) { return (t->flags & EM_LAZY_BITS) != 0; }
 
 /* ---- dtype traits ---------------------------------------------------- */
 typedef struct em_complex32_bits { uint16_t re, im; } em_complex32_bits; /* complex32's storage */
@@ -58,6 +78,9 @@ typedef struct em_dtype_traits {
     char kind; /* 'b' 'u' 'i' 'f' 'c' */
 } em_dtype_traits;
 extern const em_dtype_traits em_dtypes[EM_DTYPE_COUNT];
+/* The largest element (complex128): the size of a buffer that holds one
+ * element of any dtype. */
+#define EM_MAX_ITEMSIZE 16
 
 static inline bool em_dtype_valid(int dt) { return dt >= 0 && dt < EM_DTYPE_COUNT; }
 
@@ -144,8 +167,12 @@ em_tensor *em_tensor_view(const em_tensor *t, int ndim, const int64_t *sizes,
 em_tensor *em_tensor_view_as(const em_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides,
                              int64_t offset, em_dtype dt);
 /* A tensor over t's storage with t's geometry that is not a view of t (no
- * base, no history): detach(), and what autograd saves. */
+ * base, no history): detach(), and what autograd saves. It keeps t's lazy
+ * bits (Note [Conjugate bit]). */
 em_tensor *em_tensor_alias(const em_tensor *t);
+/* A view of t with t's geometry and the lazy bits `bits` toggled: conj(),
+ * _neg_view() (Note [Conjugate bit]). */
+em_tensor *em_tensor_toggle_view(const em_tensor *t, uint8_t bits);
 /* The root base whose storage t still shares (t itself when t is no view,
  * or when resize_ moved its base to another storage). Borrowed. */
 static inline em_tensor *em_view_root(const em_tensor *t)

@@ -115,13 +115,14 @@ em_tensor *em_tensor_view(const em_tensor *base, int ndim, const int64_t *sizes,
     return em_tensor_view_as(base, ndim, sizes, strides, offset, (em_dtype)base->dtype);
 }
 
-em_tensor *em_tensor_view_as(const em_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
-                             int64_t offset, em_dtype dt)
+/* A view; its lazy bits are base's with `toggle` flipped (Note [Conjugate bit]). */
+static em_tensor *make_view(const em_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                            int64_t offset, em_dtype dt, uint8_t toggle)
 {
     em_tensor *t = tensor_alloc(base->storage, ndim, sizes, strides, offset, dt, (base->flags & EM_FLAG_INFERENCE) != 0);
     if (!t) return NULL;
     __atomic_add_fetch(&base->storage->refcount, 1, __ATOMIC_RELAXED);
-    t->flags |= base->flags & EM_FLAG_MULTI_VIEW;
+    t->flags |= (base->flags & (EM_FLAG_MULTI_VIEW | EM_LAZY_BITS)) ^ toggle;
     em_tensor *root = em_view_root(base);
     t->base = em_retain(root);
     __atomic_add_fetch(&root->nviews, 1, __ATOMIC_RELAXED);
@@ -133,11 +134,25 @@ em_tensor *em_tensor_view_as(const em_tensor *base, int ndim, const int64_t *siz
     return t;
 }
 
+em_tensor *em_tensor_view_as(const em_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                             int64_t offset, em_dtype dt)
+{
+    return make_view(base, ndim, sizes, strides, offset, dt, 0);
+}
+
+em_tensor *em_tensor_toggle_view(const em_tensor *t, uint8_t bits)
+{
+    return make_view(t, t->ndim, t->sizes, t->strides, t->offset, (em_dtype)t->dtype, bits & EM_LAZY_BITS);
+}
+
 em_tensor *em_tensor_alias(const em_tensor *t)
 {
     em_tensor *r = tensor_alloc(t->storage, t->ndim, t->sizes, t->strides, t->offset, (em_dtype)t->dtype,
                                 (t->flags & EM_FLAG_INFERENCE) != 0);
-    if (r) __atomic_add_fetch(&t->storage->refcount, 1, __ATOMIC_RELAXED);
+    if (r) {
+        __atomic_add_fetch(&t->storage->refcount, 1, __ATOMIC_RELAXED);
+        r->flags |= t->flags & EM_LAZY_BITS;
+    }
     return r;
 }
 
@@ -210,6 +225,7 @@ int em_item(const em_tensor *t, double *out)
     if (!p) return em_error_code();
     *out = em_load_f64(p, (em_dtype)t->dtype); /* every stride is irrelevant */
     em_release(hold);
+    if (t->flags & EM_FLAG_NEG) *out = -*out; /* (a conjugate keeps the real part) */
     return EM_OK;
 }
 
@@ -224,7 +240,8 @@ int em_item_complex(const em_tensor *t, double *re, double *im)
     if (!p) return em_error_code();
     double _Complex z = em_load_c128(p, (em_dtype)t->dtype);
     em_release(hold);
-    *re = creal(z), *im = cimag(z);
+    *re = v, *im = t->flags & EM_FLAG_CONJ ? -cimag(z) : cimag(z); /* (v: the real part, bits applied) */
+    if (t->flags & EM_FLAG_NEG) *im = -*im;
     return EM_OK;
 }
 
@@ -235,7 +252,7 @@ int em_get(const em_tensor *t, const int64_t *index, double *out)
     em_tensor *hold;
     const char *p = off < 0 ? NULL : em_host_data(t, &hold);
     if (!p) return em_error_code();
-    *out = em_load_f64(p + off, (em_dtype)t->dtype);
+    *out = t->flags & EM_FLAG_NEG ? -em_load_f64(p + off, (em_dtype)t->dtype) : em_load_f64(p + off, (em_dtype)t->dtype);
     em_release(hold);
     return EM_OK;
 }
@@ -246,7 +263,7 @@ int em_set(em_tensor *t, const int64_t *index, double value)
     int64_t off = element_offset(t, index, "set");
     if (off < 0) return em_error_code();
     char v[16]; /* the element, written through the device */
-    em_store_f64(v, (em_dtype)t->dtype, value);
+    em_store_f64(v, (em_dtype)t->dtype, t->flags & EM_FLAG_NEG ? -value : value); /* (imag 0: its own conjugate) */
     em_device dev = t->storage->device;
     if (em_device_get(dev)->copy_from_host(dev, em_tensor_data(t) + off, v, em_dtypes[t->dtype].size))
         return em_error_code();

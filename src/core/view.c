@@ -489,6 +489,10 @@ em_tensor *em_view_as_real(const em_tensor *t)
     if (EM_NULL(t)) return NULL;
     if (!em_dtype_is_complex((em_dtype)t->dtype))
         return em_error(EM_ERR_RUNTIME, "view_as_real is only supported for complex tensors");
+    if (t->flags & EM_FLAG_CONJ) /* (the parts of a conjugate are no view of the storage's parts) */
+        return em_error(EM_ERR_RUNTIME, "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the "
+                        "conjugate tensor so you can view it as real, use self.resolve_conj(); however, be warned "
+                        "that the resulting tensor will NOT alias the original.");
     if (t->ndim >= EM_MAX_DIMS) return em_error(EM_ERR_SHAPE, "view_as_real: too many dims (%d)", t->ndim);
     int64_t sizes[EM_MAX_DIMS], strides[EM_MAX_DIMS];
     for (int d = 0; d < t->ndim; d++) sizes[d] = t->sizes[d], strides[d] = 2 * t->strides[d];

@@ -108,7 +108,7 @@ em_status cpu_copy(const em_call *c) { return cpu_pointwise(c, copy_loops); }
 typedef struct fill_job {
     char *d;
     size_t size;
-    _Alignas(16) char one[16]; /* an element: up to complex128 */
+    _Alignas(16) char one[EM_MAX_ITEMSIZE]; /* an element: up to complex128 */
 } fill_job;
 
 #define FILL_AS(T)                                                                   \
@@ -142,7 +142,7 @@ static void fill_contiguous(char *d, int64_t n, size_t size, const char *one)
 em_status cpu_fill(const em_call *c)
 {
     em_tensor *t = c->out[0];
-    _Alignas(16) char one[16];
+    _Alignas(16) char one[EM_MAX_ITEMSIZE];
     if (t->dtype == EM_I64)
         memcpy(one, &c->i[0], 8);
     else if (em_dtype_is_complex((em_dtype)t->dtype))

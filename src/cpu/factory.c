@@ -222,7 +222,8 @@ em_status cpu_eye(const em_call *c)
     const em_dtype dt = (em_dtype)t->dtype;
     const size_t size = em_dtypes[dt].size;
     const int64_t n = t->sizes[0], m = t->sizes[1], diag = n < m ? n : m;
-    char *o = em_tensor_data(t), one[8];
+    char *o = em_tensor_data(t);
+    _Alignas(16) char one[EM_MAX_ITEMSIZE];
     memset(o, 0, (size_t)(n * m) * size); /* all-zero bits are 0 in every dtype */
     em_store_f64(one, dt, 1.0);
     for (int64_t i = 0; i < diag; i++) memcpy(o + (i * m + i) * (int64_t)size, one, size);

@@ -7,14 +7,15 @@
  * line is gathered into a buffer, transformed and scattered back. Plans are
  * made per pass (one length, one direction).
  *
- * complex64 goes through kissfft (Debian's libkissfft-float). Debian builds
- * kissfft in single precision only, so complex128 goes through the
- * mixed-radix transform below (dft_f64); lengths with a large prime factor
- * use Bluestein's algorithm, in double precision for both. Real transforms
+ * Both precisions go through kissfft: complex64 through Debian's
+ * libkissfft-float, complex128 through its C++ template kissfft<double>
+ * (src/cpu/fft_kiss64.h). Lengths with a large prime factor use Bluestein's
+ * algorithm, in double precision for both. Real transforms
  * of even length are complex ones of half the length (Note [Real transforms
  * of even length]); of odd length, complex ones of the same length (r2c with
  * zero imaginary parts, c2r on the Hermitian completion of its half). */
 #include "cpu.h"
+#include "fft_kiss64.h"
 #include <kissfft/kiss_fft.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -25,18 +26,19 @@ typedef double _Complex cf64;
 
 /* ---- one length, one direction -------------------------------------------- */
 /* Lengths with a prime factor above this go through Bluestein's algorithm (a
- * convolution of a power-of-2 length): a prime-length butterfly costs p^2. */
-#define BLUESTEIN_MIN_PRIME 61
+ * convolution of a 5-smooth length, smooth_size): kissfft's butterfly of a
+ * prime p above 5 costs p^2 (measured: direct is faster up to 23, Bluestein
+ * from 29 on). */
+#define BLUESTEIN_MIN_PRIME 23
 
 typedef struct plan {
     int64_t n;
     bool inverse;
     kiss_fft_cfg kiss;       /* complex64, no large prime factor */
-    cf64 *tw;                /* complex128: tw[k] = e^(-+2 pi i k/n) */
-    int64_t factors[64];     /* complex128: n's factors, 4s first, then 2, then odd primes */
+    kiss64 *kiss64;          /* complex128, no large prime factor; each chunk runs a copy */
     /* Bluestein: X_k = w_k sum_j (x_j w_j) conj(w_(k-j)), w_t = e^(-+i pi t^2/n), the sum a
      * circular convolution of length m >= 2n - 1 done by FFTs of length m */
-    struct plan *conv;       /* forward, length m */
+    struct plan *conv;       /* forward, length m (factors 2, 3, 5: threads share it) */
     cf64 *chirp;             /* w_0 .. w_(n-1) */
     cf64 *kernel;            /* m: the DFT of conj(w) wrapped around, over m */
     size_t scratch;          /* bytes a line needs besides its input and output */
@@ -46,7 +48,7 @@ typedef struct plan {
 static void plan_free(plan *p)
 {
     kiss_fft_free(p->kiss);
-    free(p->tw);
+    kiss64_free(p->kiss64);
     free(p->chirp);
     free(p->kernel);
     if (p->conv) plan_free(p->conv);
@@ -80,6 +82,20 @@ static int64_t largest_factor(int64_t n)
     return n > big ? n : big;
 }
 
+/* The least 2^a 3^b 5^c >= n: a length of kissfft's fast butterflies (radix
+ * 4, 2, 3, 5), within a few percent of n where a power of 2 may be 2n. */
+static int64_t smooth_size(int64_t n)
+{
+    int64_t best = INT64_MAX;
+    for (int64_t p5 = 1; p5 < 2 * n; p5 *= 5)
+        for (int64_t p3 = p5; p3 < 2 * n; p3 *= 3) {
+            int64_t m = p3;
+            while (m < n) m *= 2;
+            if (m < best) best = m;
+        }
+    return best;
+}
+
 static void line_f64(const plan *p, cf64 *out, const cf64 *in, void *scratch);
 
 static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse);
@@ -88,8 +104,7 @@ static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse);
 static em_status plan_bluestein(plan *p)
 {
     const int64_t n = p->n;
-    int64_t m = 1;
-    while (m < 2 * n - 1) m *= 2;
+    const int64_t m = smooth_size(2 * n - 1);
     p->conv = calloc(1, sizeof *p->conv);
     p->chirp = malloc((size_t)n * sizeof *p->chirp);
     p->kernel = malloc((size_t)m * sizeof *p->kernel);
@@ -116,69 +131,14 @@ static em_status plan_make(plan *p, em_dtype dt, int64_t n, bool inverse)
     if (largest_factor(n) > BLUESTEIN_MIN_PRIME) return plan_bluestein(p);
     if (dt == EM_C64) {
         p->kiss = kiss_fft_alloc((int)n, inverse, NULL, NULL);
-        return p->kiss ? EM_OK : em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
-    }
-    p->tw = malloc((size_t)n * sizeof *p->tw);
-    if (!p->tw) return em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
-    for (int64_t k = 0; k < n; k++) p->tw[k] = unit_root(k, n, inverse ? 1 : -1);
-    int nf = 0;
-    int64_t m = n;
-    while (m % 4 == 0) p->factors[nf++] = 4, m /= 4;
-    while (m % 2 == 0) p->factors[nf++] = 2, m /= 2;
-    for (int64_t f = 3; f * f <= m; f += 2)
-        while (m % f == 0) p->factors[nf++] = f, m /= f;
-    if (m > 1 || nf == 0) p->factors[nf++] = m;
-    p->scratch = (size_t)largest_factor(n) * sizeof(cf64);
-    return EM_OK;
-}
-
-/* out[0..n) = the DFT of in[0], in[s], ..., in[(n-1)s] by the plan's
- * factors f: decimation in time, the r sub-transforms of length n/r first,
- * then r-point butterflies. tws is the twiddle step: the length-n root of
- * unity is p->tw[tws]. scratch holds the largest factor. */
-static void dft_f64(const plan *p, cf64 *out, const cf64 *in, int64_t n, int64_t s, const int64_t *f, int64_t tws,
-                    cf64 *scratch)
-{
-    const int64_t r = f[0], m = n / r, N = p->n;
-    const cf64 *tw = p->tw;
-    if (m == 1)
-        for (int64_t q = 0; q < r; q++) out[q] = in[q * s];
-    else
-        for (int64_t q = 0; q < r; q++) dft_f64(p, out + q * m, in + q * s, m, s * r, f + 1, tws * r, scratch);
-    if (r == 2) {
-        for (int64_t k = 0; k < m; k++) {
-            const cf64 a = out[k], b = out[k + m] * tw[k * tws];
-            out[k] = a + b;
-            out[k + m] = a - b;
-        }
-    } else if (r == 4) {
-        const cf64 j = p->inverse ? I : -I; /* the 4th root of unity, exactly */
-        for (int64_t k = 0; k < m; k++) {
-            const cf64 a0 = out[k], a1 = out[k + m] * tw[k * tws], a2 = out[k + 2 * m] * tw[2 * k * tws],
-                       a3 = out[k + 3 * m] * tw[3 * k * tws];
-            const cf64 t0 = a0 + a2, t1 = a0 - a2, t2 = a1 + a3, t3 = (a1 - a3) * j;
-            out[k] = t0 + t2;
-            out[k + m] = t1 + t3;
-            out[k + 2 * m] = t0 - t2;
-            out[k + 3 * m] = t1 - t3;
-        }
     } else {
-        /* X[k + j m] = sum_q (w_n^(qk) Y_q[k]) w_r^(qj), w_r^(qj) = tw[(q j m tws) mod N] */
-        for (int64_t k = 0; k < m; k++) {
-            for (int64_t q = 0; q < r; q++) scratch[q] = out[k + q * m] * tw[q * k * tws];
-            for (int64_t jj = 0; jj < r; jj++) {
-                const int64_t step = jj * m * tws;
-                int64_t e = 0;
-                cf64 acc = scratch[0];
-                for (int64_t q = 1; q < r; q++) {
-                    e += step;
-                    if (e >= N) e -= N;
-                    acc += scratch[q] * tw[e];
-                }
-                out[k + jj * m] = acc;
-            }
-        }
+        cf64 *tw = malloc((size_t)n * sizeof *tw);
+        for (int64_t k = 0; tw && k < n; k++) tw[k] = unit_root(k, n, inverse ? 1 : -1);
+        p->kiss64 = tw ? kiss64_make(n, inverse, (const double *)tw) : NULL;
+        free(tw);
     }
+    return p->kiss || p->kiss64 ? EM_OK
+                                : em_fail(EM_ERR_MEMORY, "fft: out of memory for a plan of length %lld", (long long)n);
 }
 
 /* Bluestein's transform of one line (p->conv's FFTs; the inverse one as the
@@ -199,7 +159,7 @@ static void bluestein(const plan *p, cf64 *out, const cf64 *in, cf64 *work)
 static void line_f64(const plan *p, cf64 *out, const cf64 *in, void *scratch)
 {
     if (p->conv) bluestein(p, out, in, scratch);
-    else dft_f64(p, out, in, p->n, 1, p->factors, 1, scratch);
+    else kiss64_run(p->kiss64, (double *)out, (const double *)in);
 }
 static void line_f32(const plan *p, cf32 *out, const cf32 *in, void *scratch)
 {

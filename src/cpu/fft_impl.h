@@ -39,12 +39,16 @@ static void FN(c2r_pack)(CT *z, const CT *x, const cf64 *rtw, int64_t n)
 static void FN(pass_chunk)(void *ctx, int64_t begin, int64_t end)
 {
     pass *ps = ctx;
-    const plan *p = ps->p;
+    plan own = *ps->p; /* the chunk's own copy of a kissfft<double> plan (fft_kiss64.h) */
+    const plan *p = &own;
     const int64_t n = ps->n, inner = ps->inner, lin = ps->len_in, lout = ps->len_out;
     const int64_t width = inner < LINE_BLOCK ? inner : LINE_BLOCK;
     const bool half = ps->rtw != NULL;
     CT *buf = malloc(2 * (size_t)(width * n) * sizeof *buf + p->scratch);
-    if (!buf) {
+    if (own.kiss64) own.kiss64 = kiss64_copy(own.kiss64);
+    if (!buf || (ps->p->kiss64 && !own.kiss64)) {
+        free(buf);
+        kiss64_free(own.kiss64);
         __atomic_store_n(&ps->failed, true, __ATOMIC_RELAXED);
         return;
     }
@@ -99,6 +103,7 @@ static void FN(pass_chunk)(void *ctx, int64_t begin, int64_t end)
         l += w;
     }
     free(buf);
+    kiss64_free(own.kiss64);
 }
 
 #undef FN

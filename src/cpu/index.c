@@ -359,7 +359,7 @@ static em_status index_loop(const em_call *c)
     apply_fn fn = p->mode == EM_INDEX_ASSIGN ? copy_loop(em_dtypes[dt].size) : mode_loops[p->mode][dt];
     if (!fn) return em_fail(EM_ERR_DTYPE, "\"%s_cpu\" not implemented for '%s'", em_ops[c->op].name, em_dtypes[dt].name);
     if (!p->include_self && p->mode != EM_INDEX_ASSIGN) { /* targets start from the identity */
-        _Alignas(8) char identity[8];
+        _Alignas(16) char identity[EM_MAX_ITEMSIZE];
         identity_of(p->mode, dt, identity);
         e.fn = copy_loop(em_dtypes[dt].size);
         e.fixed_src = identity;

@@ -1,8 +1,8 @@
 /* CPU kernels of the LAPACK-backed factorizations (include/ember/lapack.h):
  * LU, linear solves, Cholesky, QR, Householder products, SVD, symmetric
  * eigendecomposition, LDL^T, least squares (LAPACKE, OpenBLAS's LAPACK) and
- * triangular solves (BLAS trsm), float32 and float64; the per-dtype bodies
- * are lapack_impl.h.
+ * triangular solves (BLAS trsm), float32, float64, complex64 and complex128;
+ * the per-dtype bodies are lapack_impl.h.
  *
  * The op layer hands each kernel contiguous inputs and fresh outputs (some
  * with column-major matrices, as lapack_impl.h says), the batch as c->i[0]
@@ -18,30 +18,65 @@
 #include "gemm.h"
 #include "ember/lapack.h"
 #include <cblas.h>
+#include <complex.h>
 #include <lapacke.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define T float
+#define R float
 #define SFX f32
 #define LP(name) LAPACKE_s##name
+#define LPU(name) LAPACKE_sor##name
+#define LPH(name) LAPACKE_ssy##name
 #define TRSM cblas_strsm
-#include "lapack_impl.h"
-#undef T
-#undef SFX
-#undef LP
-#undef TRSM
+#define ONE 1
+#define FINITE(x) isfinite(x)
+#define ABS2(x) ((double)(x) * (x))
+#define TRANS_H 'T'
+#include "lapack_impl.h" /* (it undefines T, R, SFX, LP, LPU, LPH and TRSM) */
 
 #define T double
+#define R double
 #define SFX f64
 #define LP(name) LAPACKE_d##name
+#define LPU(name) LAPACKE_dor##name
+#define LPH(name) LAPACKE_dsy##name
 #define TRSM cblas_dtrsm
 #include "lapack_impl.h"
-#undef T
-#undef SFX
-#undef LP
-#undef TRSM
+#undef ONE
+#undef FINITE
+#undef ABS2
+#undef TRANS_H
+
+/* complex: lapacke.h's lapack_complex_float/double are C99's _Complex types */
+#define ONE (&(const T){1}) /* cblas's complex alpha is a pointer */
+#define FINITE(x) (isfinite(creal(x)) && isfinite(cimag(x)))
+#define ABS2(x) (creal(x) * creal(x) + cimag(x) * cimag(x))
+#define TRANS_H 'C'
+#define T float _Complex
+#define R float
+#define SFX c64
+#define LP(name) LAPACKE_c##name
+#define LPU(name) LAPACKE_cun##name
+#define LPH(name) LAPACKE_che##name
+#define TRSM cblas_ctrsm
+#include "lapack_impl.h"
+
+#define T double _Complex
+#define R double
+#define SFX c128
+#define LP(name) LAPACKE_z##name
+#define LPU(name) LAPACKE_zun##name
+#define LPH(name) LAPACKE_zhe##name
+#define TRSM cblas_ztrsm
+#include "lapack_impl.h"
+#undef ONE
+#undef FINITE
+#undef ABS2
+#undef TRANS_H
 
 /* One matrix of the batch (lapack_impl.h's one_*): 0 or a failure's info. */
 typedef int (*one_fn)(const em_call *c, int64_t b, void *work);
@@ -78,20 +113,29 @@ static void run_range(void *ctx, int64_t begin, int64_t end)
     free(work);
 }
 
+/* The slot of the dtype in a {f32, f64, c64, c128} table (the op layer lets
+ * no other dtype through). */
+static int dtype_slot(em_dtype dt)
+{
+    return dt == EM_F32 ? 0 : dt == EM_F64 ? 1 : dt == EM_C64 ? 2 : 3;
+}
+
+#define FNS(name) ((const one_fn[4]){(one_fn)name##_f32, (one_fn)name##_f64, (one_fn)name##_c64, (one_fn)name##_c128})
+
 /* Runs the dtype's one_* over the batch with `words` elements of scratch
  * per thread, `cost` (about the flops / 2 of one matrix) sizing the split
  * (Note [LAPACK threads]). A failure that has no info output is reported
  * as "<what> (error code: info)". LAPACKE's NaN check is off: a NaN input is
  * LAPACK's to handle (svd and eigh reject non-finite input themselves), as
  * in PyTorch. */
-static em_status run(const em_call *c, one_fn f32, one_fn f64, int64_t words, int64_t cost, const char *what)
+static em_status run(const em_call *c, const one_fn fns[4], int64_t words, int64_t cost, const char *what)
 {
     static bool nancheck_off;
     if (!nancheck_off) {
         LAPACKE_set_nancheck(0);
         nancheck_off = true;
     }
-    batch_job j = {.c = c, .fn = c->dtype == EM_F32 ? f32 : f64, .lock = PTHREAD_MUTEX_INITIALIZER,
+    batch_job j = {.c = c, .fn = fns[dtype_slot(c->dtype)], .lock = PTHREAD_MUTEX_INITIALIZER,
                    .work_bytes = (size_t)(words > 0 ? words : 1) * em_dtypes[c->dtype].size, .failed_at = c->i[0]};
     em_parallel_for(c->i[0], cost > 0 ? cost : 1, EM_GRAIN_LAPACK, run_range, &j);
     if (j.out_of_memory) return em_fail(EM_ERR_MEMORY, "%s: out of memory for LAPACK's workspace", em_ops[c->op].name);
@@ -99,7 +143,7 @@ static em_status run(const em_call *c, one_fn f32, one_fn f64, int64_t words, in
     return EM_OK;
 }
 #define RUN(name, words, cost) \
-    run(c, (one_fn)one_##name##_f32, (one_fn)one_##name##_f64, (words), (cost), "linalg." #name ": LAPACK failed")
+    run(c, FNS(one_##name), (words), (cost), "linalg." #name ": LAPACK failed")
 #define M c->i[1]
 #define N c->i[2]
 #define K (M < N ? M : N)
@@ -119,7 +163,7 @@ em_status cpu_linalg_ldl_factor_ex(const em_call *c) { return RUN(ldl, N * N, N 
 em_status cpu_linalg_ldl_solve(const em_call *c) { return RUN(ldl_solve, M * M + M * N, M * M * N); }
 em_status cpu_linalg_lstsq(const em_call *c)
 {
-    return run(c, (one_fn)one_lstsq_f32, (one_fn)one_lstsq_f64, M * N + MAX(M, N) * c->i[3] + N,
+    return run(c, FNS(one_lstsq), M * N + MAX(M, N) * c->i[3] + N,
                4 * M * N * K, "linalg.lstsq: the algorithm failed to converge");
 }
 
@@ -146,8 +190,12 @@ em_status cpu_lu_pivots_to_permutation(const em_call *c)
         char *p = out + b * m * m * es;
         for (int64_t i = 0; i < m; i++) {
             char *e = p + (perm[i] * m + i) * es;
-            if (c->dtype == EM_F32) *(float *)e = 1;
-            else *(double *)e = 1;
+            switch (c->dtype) {
+            case EM_F32: *(float *)e = 1; break;
+            case EM_F64: *(double *)e = 1; break;
+            case EM_C64: *(float _Complex *)e = 1; break;
+            default: *(double _Complex *)e = 1; break;
+            }
         }
     }
     free(perm);

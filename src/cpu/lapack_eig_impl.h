@@ -1,5 +1,6 @@
 /* The per-dtype body of the general eigendecomposition (lapack_eig.c
- * includes it with T, SFX and GEEV set). */
+ * includes it with T, SFX, GEEV and FINITE set, and PARTS: 2 for a real T,
+ * whose complex results are (re, im) pairs of T; 1 for a complex T). */
 #define CAT_(a, b) a##_##b
 #define CAT(a, b) CAT_(a, b)
 #define FN(name) CAT(name, SFX)
@@ -11,7 +12,11 @@
 static int FN(eig)(T *w, T *v, const T *a, int64_t n, T *work)
 {
     for (int64_t i = 0; i < n * n; i++)
-        if (!isfinite(a[i])) return -1;
+        if (!FINITE(a[i])) return -1;
+#if PARTS == 1 /* complex: geev's results are the eigenvalues and vectors */
+    memcpy(work, a, n * n * sizeof(T));
+    return GEEV(LAPACK_ROW_MAJOR, 'N', v ? 'V' : 'N', (int)n, work, (int)n, w, NULL, 1, v, v ? (int)n : 1);
+#else
     T *acopy = work, *vr = work + n * n, *wr = vr + n * n, *wi = wr + n;
     memcpy(acopy, a, n * n * sizeof(T));
     int info = GEEV(LAPACK_ROW_MAJOR, 'N', v ? 'V' : 'N', (int)n, acopy, (int)n, wr, wi, NULL, 1, vr, (int)n);
@@ -30,9 +35,10 @@ static int FN(eig)(T *w, T *v, const T *a, int64_t n, T *work)
         j += pair;
     }
     return 0;
+#endif
 }
 
-/* in[0] = A, out = {w (batch, n, 2), v (batch, n, n, 2) or unused, info};
+/* in[0] = A, out = {w (batch, n[, 2]), v (batch, n, n[, 2]) or unused, info};
  * i[3]: compute_v */
 static em_status FN(run_eig)(const em_call *c, T *work)
 {
@@ -41,7 +47,7 @@ static em_status FN(run_eig)(const em_call *c, T *work)
     T *w = (T *)em_tensor_data(c->out[0]), *v = c->i[3] ? (T *)em_tensor_data(c->out[1]) : NULL;
     int32_t *info = (int32_t *)em_tensor_data(c->out[2]);
     for (int64_t b = 0; b < c->i[0]; b++)
-        info[b] = FN(eig)(w + 2 * b * n, v ? v + 2 * b * n * n : NULL, a + b * n * n, n, work);
+        info[b] = FN(eig)(w + PARTS * b * n, v ? v + PARTS * b * n * n : NULL, a + b * n * n, n, work);
     return EM_OK;
 }
 

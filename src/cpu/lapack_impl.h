@@ -1,5 +1,10 @@
 /* The per-dtype bodies of the LAPACK kernels (src/cpu/lapack.c includes this
- * once per real dtype with T, SFX, LP(name) -> LAPACKE_<s|d>name and TRSM set).
+ * once per dtype with T, R (T's real part), SFX, LP(name) -> LAPACKE_<s|d|c|z>
+ * name, LPU(name) -> the orthogonal/unitary routine (sor<name>, cun<name>),
+ * LPH(name) -> the symmetric/Hermitian one (ssy<name>, che<name>), TRSM and
+ * its ONE (alpha), FINITE, ABS2 (|x|^2) and TRANS_H ('T' for reals, 'C' for
+ * complex: the adjoint) set; it undefines T, R, SFX, LP, LPU, LPH and TRSM
+ * at its end, for the next dtype).
  *
  * Every input reaches these contiguous, as (batch, rows, cols) row-major.
  * LAPACK is column-major: a row-major m x n buffer read column-major is the
@@ -30,7 +35,7 @@ static void FN(transpose)(T *dst, int64_t ldd, const T *src, int64_t lds, int64_
 static bool FN(all_finite)(const T *a, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        if (!isfinite(a[i])) return false;
+        if (!FINITE(a[i])) return false;
     return true;
 }
 
@@ -43,13 +48,13 @@ static int FN(lu)(T *lu, int32_t *piv, const T *a, int64_t m, int64_t n)
     return LP(getrf)(LAPACK_COL_MAJOR, (int)m, (int)n, lu, (int)m, piv);
 }
 
-/* x (n x nrhs column-major) = M^-1 b, or M^-T b when trans, for M = P L U
- * given by getrf (lu column-major, pivots) and the row-major b: getrs. A
- * zero on U's diagonal gives inf/nan, no error (as PyTorch). */
-static void FN(lu_solve)(T *x, const T *lu, const int32_t *piv, const T *b, int64_t n, int64_t nrhs, bool trans)
+/* x (n x nrhs column-major) = op(M)^-1 b, op by getrs's trans ('N', 'T' or
+ * 'C'), for M = P L U given by getrf (lu column-major, pivots) and the
+ * row-major b. A zero on U's diagonal gives inf/nan, no error (as PyTorch). */
+static void FN(lu_solve)(T *x, const T *lu, const int32_t *piv, const T *b, int64_t n, int64_t nrhs, char trans)
 {
     FN(transpose)(x, n, b, nrhs, n, nrhs);
-    LP(getrs_work)(LAPACK_COL_MAJOR, trans ? 'T' : 'N', (int)n, (int)nrhs, lu, (int)n, piv, x, (int)n);
+    LP(getrs_work)(LAPACK_COL_MAJOR, trans, (int)n, (int)nrhs, lu, (int)n, piv, x, (int)n);
 }
 
 /* A X = B for a (n x n) and b (n x nrhs): the row-major a is the
@@ -59,12 +64,13 @@ static int FN(solve)(T *x, T *lu, int32_t *piv, const T *a, const T *b, int64_t 
 {
     memcpy(lu, a, n * n * sizeof(T));
     int info = LP(getrf)(LAPACK_COL_MAJOR, (int)n, (int)n, lu, (int)n, piv);
-    FN(lu_solve)(x, lu, piv, b, n, nrhs, true);
+    FN(lu_solve)(x, lu, piv, b, n, nrhs, 'T'); /* the plain transpose, also for complex */
     return info;
 }
 
-/* Cholesky of the symmetric a (n x n) from its lower triangle (upper: its
- * upper one) into l (column-major, as PyTorch's), the other triangle zeroed. */
+/* Cholesky of the symmetric (Hermitian) a (n x n) from its lower triangle
+ * (upper: its upper one; copied, not read transposed, which would conjugate
+ * a complex one) into l (column-major, as PyTorch's), the other triangle zeroed. */
 static int FN(cholesky)(T *l, const T *a, int64_t n, bool upper)
 {
     FN(transpose)(l, n, a, n, n, n);
@@ -86,7 +92,7 @@ static int FN(qr)(T *q, T *r, const T *a, int64_t m, int64_t n, int64_t rrows, i
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < rrows; i++) r[j * rrows + i] = j >= i ? work[j * m + i] : 0;
     if (q && !info) {
-        info = LP(orgqr)(LAPACK_COL_MAJOR, (int)m, (int)qcols, (int)k, work, (int)m, tau);
+        info = LPU(gqr)(LAPACK_COL_MAJOR, (int)m, (int)qcols, (int)k, work, (int)m, tau);
         memcpy(q, work, m * qcols * sizeof(T));
     }
     return info;
@@ -107,7 +113,7 @@ static int FN(geqrf)(T *out, T *tau, const T *a, int64_t m, int64_t n, T *work)
 static int FN(householder)(T *q, const T *a, const T *tau, int64_t m, int64_t n, int64_t k, T *work)
 {
     FN(transpose)(work, m, a, n, m, n);
-    int info = LP(orgqr)(LAPACK_COL_MAJOR, (int)m, (int)n, (int)k, work, (int)m, tau);
+    int info = LPU(gqr)(LAPACK_COL_MAJOR, (int)m, (int)n, (int)k, work, (int)m, tau);
     FN(transpose)(q, n, work, m, n, m);
     return info;
 }
@@ -117,7 +123,7 @@ static int FN(householder)(T *q, const T *a, const T *tau, int64_t m, int64_t n,
  * with its signs (LAPACKE's row-major interface transposes in and out).
  * full: u is m x m and vh n x n, else m x k and k x n; u NULL: values only.
  * Non-finite input makes LAPACK loop or fail: reported as info -1. */
-static int FN(svd)(T *u, T *s, T *vh, const T *a, int64_t m, int64_t n, bool full, T *work)
+static int FN(svd)(T *u, R *s, T *vh, const T *a, int64_t m, int64_t n, bool full, T *work)
 {
     if (!FN(all_finite)(a, m * n)) return -1;
     const int64_t k = m < n ? m : n;
@@ -126,11 +132,13 @@ static int FN(svd)(T *u, T *s, T *vh, const T *a, int64_t m, int64_t n, bool ful
     return LP(gesdd)(LAPACK_ROW_MAJOR, job, (int)m, (int)n, work, (int)n, s, u, (int)(full ? m : k), vh, (int)n);
 }
 
-/* Eigenvalues (ascending) of the symmetric a (n x n) from its lower (upper)
- * triangle into w, eigenvectors as the columns of v (NULL: values only), by
- * syevd on the column-major a, as PyTorch calls it (the same eigenvector
- * signs). `work` holds n * n. A non-finite input gives NaNs. */
-static int FN(eigh)(T *w, T *v, const T *a, int64_t n, bool upper, T *work)
+/* Eigenvalues (ascending) of the symmetric (Hermitian) a (n x n) from its
+ * lower (upper) triangle into w, eigenvectors as the columns of v (NULL:
+ * values only), by syevd (heevd) on the column-major a, as PyTorch calls it
+ * (the same eigenvector signs and phases; LAPACKE's row-major interface
+ * copies the triangle, without conjugating). `work` holds n * n. A
+ * non-finite input gives NaNs. */
+static int FN(eigh)(R *w, T *v, const T *a, int64_t n, bool upper, T *work)
 {
     if (!FN(all_finite)(a, n * n)) { /* NaN results, no error (as PyTorch) */
         for (int64_t i = 0; i < n; i++) w[i] = NAN;
@@ -139,14 +147,14 @@ static int FN(eigh)(T *w, T *v, const T *a, int64_t n, bool upper, T *work)
     }
     T *z = v ? v : work;
     memcpy(z, a, n * n * sizeof(T));
-    return LP(syevd)(LAPACK_ROW_MAJOR, v ? 'V' : 'N', upper ? 'U' : 'L', (int)n, z, (int)n, w);
+    return LPH(evd)(LAPACK_ROW_MAJOR, v ? 'V' : 'N', upper ? 'U' : 'L', (int)n, z, (int)n, w);
 }
 
 /* Least squares min ||a x - b|| for a (m x n), b (m x nrhs): x (n x nrhs);
  * res (nrhs) the squared residuals of the rows past n (m > n), rank and the
  * singular values sv (min(m, n)) where the driver gives them. `work` holds
  * m * n + max(m, n) * nrhs + n. */
-static int FN(lstsq)(T *x, T *res, int64_t *rank, T *sv, const T *a, const T *b, int64_t m, int64_t n,
+static int FN(lstsq)(T *x, R *res, int64_t *rank, R *sv, const T *a, const T *b, int64_t m, int64_t n,
                      int64_t nrhs, int driver, double rcond, T *work)
 {
     const int64_t ldb = m > n ? m : n;
@@ -159,28 +167,29 @@ static int FN(lstsq)(T *x, T *res, int64_t *rank, T *sv, const T *a, const T *b,
     } else if (driver == EM_LSTSQ_GELSY) {
         int *jpvt = (int *)(wb + ldb * nrhs);
         memset(jpvt, 0, n * sizeof *jpvt);
-        info = LP(gelsy)(LAPACK_COL_MAJOR, (int)m, (int)n, (int)nrhs, wa, (int)m, wb, (int)ldb, jpvt, (T)rcond, &r);
+        info = LP(gelsy)(LAPACK_COL_MAJOR, (int)m, (int)n, (int)nrhs, wa, (int)m, wb, (int)ldb, jpvt, (R)rcond, &r);
     } else if (driver == EM_LSTSQ_GELSD) {
-        info = LP(gelsd)(LAPACK_COL_MAJOR, (int)m, (int)n, (int)nrhs, wa, (int)m, wb, (int)ldb, sv, (T)rcond, &r);
+        info = LP(gelsd)(LAPACK_COL_MAJOR, (int)m, (int)n, (int)nrhs, wa, (int)m, wb, (int)ldb, sv, (R)rcond, &r);
     } else {
-        info = LP(gelss)(LAPACK_COL_MAJOR, (int)m, (int)n, (int)nrhs, wa, (int)m, wb, (int)ldb, sv, (T)rcond, &r);
+        info = LP(gelss)(LAPACK_COL_MAJOR, (int)m, (int)n, (int)nrhs, wa, (int)m, wb, (int)ldb, sv, (R)rcond, &r);
     }
     *rank = r;
     FN(transpose)(x, nrhs, wb, ldb, nrhs, n);
     for (int64_t j = 0; j < nrhs; j++) {
         double acc = 0;
-        for (int64_t i = n; i < m; i++) acc += (double)wb[j * ldb + i] * wb[j * ldb + i];
-        res[j] = (T)acc;
+        for (int64_t i = n; i < m; i++) acc += ABS2(wb[j * ldb + i]);
+        res[j] = (R)acc;
     }
     return info;
 }
 
-/* LDL^T of the symmetric a (n x n) from its lower triangle: ld (L and D, the
- * upper triangle zeroed), LAPACK's pivots. `work` holds n * n. */
-static int FN(ldl)(T *ld, int32_t *piv, const T *a, int64_t n, T *work)
+/* LDL^T (LDL^H when hermitian: hetrf) of the symmetric (Hermitian) a
+ * (n x n) from its lower triangle: ld (L and D, the upper triangle zeroed),
+ * LAPACK's pivots. `work` holds n * n. */
+static int FN(ldl)(T *ld, int32_t *piv, const T *a, int64_t n, bool hermitian, T *work)
 {
     FN(transpose)(work, n, a, n, n, n);
-    int info = LP(sytrf)(LAPACK_COL_MAJOR, 'L', (int)n, work, (int)n, piv);
+    int info = (hermitian ? LPH(trf) : LP(sytrf))(LAPACK_COL_MAJOR, 'L', (int)n, work, (int)n, piv);
     FN(transpose)(ld, n, work, n, n, n);
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) ld[i * n + j] = 0;
@@ -188,12 +197,13 @@ static int FN(ldl)(T *ld, int32_t *piv, const T *a, int64_t n, T *work)
 }
 
 /* x (n x nrhs) = A^-1 b from ldl's ld and pivots. `work` holds n * n + n * nrhs. */
-static int FN(ldl_solve)(T *x, const T *ld, const int32_t *piv, const T *b, int64_t n, int64_t nrhs, T *work)
+static int FN(ldl_solve)(T *x, const T *ld, const int32_t *piv, const T *b, int64_t n, int64_t nrhs,
+                         bool hermitian, T *work)
 {
     T *wb = work + n * n;
     FN(transpose)(work, n, ld, n, n, n);
     FN(transpose)(wb, n, b, nrhs, n, nrhs);
-    int info = LP(sytrs)(LAPACK_COL_MAJOR, 'L', (int)n, (int)nrhs, work, (int)n, piv, wb, (int)n);
+    int info = (hermitian ? LPH(trs) : LP(sytrs))(LAPACK_COL_MAJOR, 'L', (int)n, (int)nrhs, work, (int)n, piv, wb, (int)n);
     FN(transpose)(x, nrhs, wb, n, nrhs, n);
     return info;
 }
@@ -204,7 +214,7 @@ static int FN(ldl_solve)(T *x, const T *ld, const int32_t *piv, const T *b, int6
 static void FN(trsm)(T *x, const T *a, int64_t n, int64_t rows, int64_t cols, bool upper, bool left, bool unit)
 {
     TRSM(CblasRowMajor, left ? CblasLeft : CblasRight, upper ? CblasUpper : CblasLower, CblasNoTrans,
-         unit ? CblasUnit : CblasNonUnit, (int)rows, (int)cols, 1, a, (int)n, x, (int)cols);
+         unit ? CblasUnit : CblasNonUnit, (int)rows, (int)cols, ONE, a, (int)n, x, (int)cols);
 }
 
 /* ---- one matrix of the batch: matrix b of c->i[0], each m x n = c->i[1] x
@@ -215,6 +225,7 @@ static void FN(trsm)(T *x, const T *a, int64_t n, int64_t rows, int64_t cols, bo
 #define M_ c->i[1]
 #define N_ c->i[2]
 #define OUT(k) ((T *)em_tensor_data(c->out[k]))
+#define ROUT(k) ((R *)em_tensor_data(c->out[k])) /* a real result (singular values, eigenvalues) */
 #define IN(k) ((const T *)em_tensor_data(c->in[k]))
 #define INFO(k) ((int32_t *)em_tensor_data(c->out[k]))
 
@@ -239,13 +250,13 @@ static int FN(one_solve)(const em_call *c, int64_t b, T *work)
 }
 
 /* in = {LU (column-major), pivots, B (n x nrhs)}, out[0] = X (column-major);
- * i[1] = n, i[2] = nrhs, i[3]: solve with M^T */
+ * i[1] = n, i[2] = nrhs, i[3]: solve with M^H (M^T for reals) */
 static int FN(one_lu_solve)(const em_call *c, int64_t b, T *work)
 {
     const int64_t n = M_, nrhs = N_;
     const int32_t *piv = (const int32_t *)em_tensor_data(c->in[1]);
     (void)work;
-    FN(lu_solve)(OUT(0) + b * n * nrhs, IN(0) + b * n * n, piv + b * n, IN(2) + b * n * nrhs, n, nrhs, c->i[3]);
+    FN(lu_solve)(OUT(0) + b * n * nrhs, IN(0) + b * n * n, piv + b * n, IN(2) + b * n * nrhs, n, nrhs, c->i[3] ? TRANS_H : 'N');
     return 0;
 }
 
@@ -283,7 +294,7 @@ static int FN(one_svd)(const em_call *c, int64_t b, T *work)
 {
     const int64_t m = M_, n = N_, k = m < n ? m : n, full = c->i[3], uv = c->i[4];
     const int64_t usz = m * (full ? m : k), vsz = n * (full ? n : k);
-    INFO(3)[b] = FN(svd)(uv ? OUT(0) + b * usz : NULL, OUT(1) + b * k, uv ? OUT(2) + b * vsz : NULL,
+    INFO(3)[b] = FN(svd)(uv ? OUT(0) + b * usz : NULL, ROUT(1) + b * k, uv ? OUT(2) + b * vsz : NULL,
                          IN(0) + b * m * n, m, n, full, work);
     return 0;
 }
@@ -292,7 +303,7 @@ static int FN(one_svd)(const em_call *c, int64_t b, T *work)
 static int FN(one_eigh)(const em_call *c, int64_t b, T *work)
 {
     const int64_t n = N_;
-    INFO(2)[b] = FN(eigh)(OUT(0) + b * n, c->i[4] ? OUT(1) + b * n * n : NULL, IN(0) + b * n * n, n, c->i[3], work);
+    INFO(2)[b] = FN(eigh)(ROUT(0) + b * n, c->i[4] ? OUT(1) + b * n * n : NULL, IN(0) + b * n * n, n, c->i[3], work);
     return 0;
 }
 
@@ -301,26 +312,28 @@ static int FN(one_lstsq)(const em_call *c, int64_t b, T *work)
 {
     const int64_t m = M_, n = N_, k = m < n ? m : n, nrhs = c->i[3];
     int64_t *rank = (int64_t *)em_tensor_data(c->out[2]);
-    int info = FN(lstsq)(OUT(0) + b * n * nrhs, OUT(1) + b * nrhs, rank + b, OUT(3) + b * k, IN(0) + b * m * n,
+    int info = FN(lstsq)(OUT(0) + b * n * nrhs, ROUT(1) + b * nrhs, rank + b, ROUT(3) + b * k, IN(0) + b * m * n,
                          IN(1) + b * m * nrhs, m, n, nrhs, (int)c->i[4], c->f[0], work);
     if (c->i[4] != EM_LSTSQ_GELS) return info;
     rank[b] = info; /* gels has no rank: its info instead (> 0: rank deficient) */
     return 0;
 }
 
+/* i[3]: hermitian */
 static int FN(one_ldl)(const em_call *c, int64_t b, T *work)
 {
     const int64_t n = N_;
-    INFO(2)[b] = FN(ldl)(OUT(0) + b * n * n, INFO(1) + b * n, IN(0) + b * n * n, n, work);
+    INFO(2)[b] = FN(ldl)(OUT(0) + b * n * n, INFO(1) + b * n, IN(0) + b * n * n, n, c->i[3], work);
     return 0;
 }
 
-/* in = {LD, pivots, B (n x nrhs)}, out[0] = X; i[1] = n, i[2] = nrhs */
+/* in = {LD, pivots, B (n x nrhs)}, out[0] = X; i[1] = n, i[2] = nrhs, i[3]: hermitian */
 static int FN(one_ldl_solve)(const em_call *c, int64_t b, T *work)
 {
     const int64_t n = M_, nrhs = N_;
     const int32_t *piv = (const int32_t *)em_tensor_data(c->in[1]);
-    return FN(ldl_solve)(OUT(0) + b * n * nrhs, IN(0) + b * n * n, piv + b * n, IN(2) + b * n * nrhs, n, nrhs, work);
+    return FN(ldl_solve)(OUT(0) + b * n * nrhs, IN(0) + b * n * n, piv + b * n, IN(2) + b * n * nrhs, n, nrhs, c->i[3],
+                          work);
 }
 
 /* in = {A (n x n), B (rows x cols)}, out[0] = X; i[1] = rows, i[2] = cols,
@@ -338,9 +351,17 @@ static int FN(one_trsm)(const em_call *c, int64_t b, T *work)
 #undef M_
 #undef N_
 #undef OUT
+#undef ROUT
 #undef IN
 #undef INFO
 
 #undef FN
 #undef CAT
 #undef CAT_
+#undef T
+#undef R
+#undef SFX
+#undef LP
+#undef LPU
+#undef LPH
+#undef TRSM

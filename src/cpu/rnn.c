@@ -7,6 +7,10 @@
 #include "cpu.h"
 #include "vmath.h"
 
+#ifdef EM_LIBMVEC
+EM_LIBMVEC(double, exp) /* with tanh (vmath.h), the float64 gate loops vectorize */
+#endif
+
 static inline float sigf(float x) { return em_vsigmoidf(x); }
 static inline float tanf_(float x) { return em_vtanhf(x); }
 static inline double sigd(double x) { return 1.0 / (1.0 + exp(-x)); }

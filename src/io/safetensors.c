@@ -153,7 +153,8 @@ em_status em_safetensors_write(em_write_fn write, void *ctx, int n, const char *
     static const char spaces[8] = "        ";
     bool failed = write(ctx, &header_len, 8) || write(ctx, text, len) || write(ctx, spaces, padded - len);
     for (int k = 0; k < n && !failed; k++) {
-        em_tensor *c = em_contiguous(tensors[order[k].index]), *h = c ? em_host_tensor(c) : NULL;
+        const em_tensor *t = tensors[order[k].index]; /* (lazy bits: the values are written, Note [Conjugate bit]) */
+        em_tensor *c = em_has_lazy_bits(t) ? em_clone(t) : em_contiguous(t), *h = c ? em_host_tensor(c) : NULL;
         em_release(c);
         if (!h) {
             st = em_error_code();

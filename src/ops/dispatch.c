@@ -28,6 +28,10 @@ static const bool complex_kernels[EM_OP_COUNT] = {
     OK(roll) OK(rot90) OK(repeat) OK(tile) OK(index_select) OK(index_add) OK(gather) OK(scatter_add) OK(take) OK(put) OK(index) OK(index_put)
     OK(tril) OK(triu) OK(masked_fill) OK(cumsum) OK(cumprod)
     OK(fft_c2c) OK(fft_r2c) OK(fft_c2r)
+    OK(linalg_lu_factor_ex) OK(linalg_solve_ex) OK(linalg_lu_solve) OK(lu_pivots_to_permutation)
+    OK(linalg_solve_triangular) OK(linalg_cholesky_ex) OK(linalg_qr) OK(geqrf) OK(linalg_householder_product) OK(ormqr)
+    OK(linalg_eig) OK(linalg_svd) OK(linalg_eigh) OK(linalg_lstsq) OK(linalg_ldl_factor_ex) OK(linalg_ldl_solve)
+    OK(diag_embed)
 #undef OK
 };
 
@@ -63,19 +67,41 @@ static bool has_autograd(const em_call *c)
     return false;
 }
 
-/* The kernel, recorded by autograd when an input needs it. */
+static bool has_lazy_bits(const em_call *c)
+{
+    for (int i = 0; i < c->nin; i++)
+        if (c->in[i] && em_has_lazy_bits(c->in[i])) return true;
+    for (int k = 0; k < c->nout; k++)
+        if (c->out[k] && em_has_lazy_bits(c->out[k])) return true;
+    return false;
+}
+
+/* The kernel, recorded by autograd when an input needs it; a conjugate (or
+ * negative) view among its operands is resolved around it (Note [Conjugate bit]). */
 static em_status run(const em_call *c, em_kernel k)
 {
+    if (has_lazy_bits(c)) k = em_resolving_kernel;
     if (em_autograd_stage && em_grad_mode() && has_autograd(c)) return em_autograd_stage(c, k);
     em_status st = k(c);
     if (st == EM_OK) em_bump_outputs(c);
     return st;
 }
 
+/* The device of the call: its first tensor's (outputs may be optional). */
+static em_device call_device(const em_call *c)
+{
+    return (c->nout && c->out[0] ? c->out[0] : c->in[0])->storage->device;
+}
+
+em_kernel em_call_kernel(const em_call *c)
+{
+    const em_device_impl *impl = em_device_get(call_device(c));
+    return impl ? impl->kernels[c->op] : NULL;
+}
+
 em_status em_dispatch(const em_call *c)
 {
-    const em_tensor *first = c->nout && c->out[0] ? c->out[0] : c->in[0]; /* outputs may be optional */
-    em_device dev = first->storage->device;
+    em_device dev = call_device(c);
     for (int k = 0; k < c->nin; k++) {
         if (!c->in[k]) continue;
         em_device d = c->in[k]->storage->device;

@@ -35,6 +35,17 @@ typedef struct em_call {
  * success every output's version is bumped (it was written). */
 em_status em_dispatch(const em_call *c);
 void em_bump_outputs(const em_call *c);
+/* The device kernel em_dispatch runs for c (NULL: none). */
+em_kernel em_call_kernel(const em_call *c);
+/* Runs c's kernel on plain copies of its operands that have lazy bits and
+ * writes its outputs back through theirs (Note [Conjugate bit]; complex.c). */
+em_status em_resolving_kernel(const em_call *c);
+/* For ops whose kernels read a list of tensors through em_call.arg, out of
+ * the resolve step's sight: *plain is NULL when no tensor of ts has lazy
+ * bits, else a new array of n new references, those with bits replaced by
+ * their values (free it with em_release_list). */
+em_status em_resolve_list(int n, const em_tensor *const *ts, em_tensor ***plain);
+void em_release_list(int n, em_tensor **ts);
 
 /* Can a value of dtype `from` be written into `to` without a category loss
  * (PyTorch's canCast: no complex -> real, no float -> int, no non-bool -> bool)? */

@@ -84,7 +84,7 @@ double em_dtype_max(em_dtype dt)
 
 double em_round_to_dtype(double v, em_dtype dt)
 {
-    _Alignas(8) char buf[8];
+    _Alignas(16) char buf[EM_MAX_ITEMSIZE];
     em_store_f64(buf, dt, v);
     return em_load_f64(buf, dt);
 }

@@ -44,9 +44,20 @@ em_status em_index_run(em_op op, em_tensor *dst, const em_tensor *src, const em_
     const em_tensor *idx[EM_MAX_DIMS];
     for (int k = 0; k < p->nindex; k++) idx[k] = p->index[k];
     if (em_index_same_device(dst, p->nindex, idx, em_ops[op].name)) return em_error_code();
+    /* The plan walks dst (a scatter) or src (a read) through self's own strides, so no copy may stand in for
+     * it when it has lazy bits (Note [Conjugate bit]): the callers that take conjugate views resolve self
+     * before (em_index, index_select, take, gather, em_index_put_). A scatter's source is read elementwise:
+     * its values (a clone) stand in. */
+    bool lazy = em_has_lazy_bits(dst) || (!p->scatter && src && em_has_lazy_bits(src)) ||
+                (p->result && em_has_lazy_bits(p->result));
+    if (lazy)
+        return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s of a tensor with the conjugate or negative bit set is not "
+                       "implemented; call resolve_conj() / resolve_neg() first", em_ops[op].name);
+    em_tensor *plain = p->scatter && src && em_has_lazy_bits(src) ? em_clone(src) : NULL;
+    if (p->scatter && src && em_has_lazy_bits(src) && !plain) return em_error_code();
     em_call c = {.op = op, .nin = 1, .nout = 1, .dtype = (em_dtype)dst->dtype, .arg = p};
     c.out[0] = dst;
-    c.in[0] = src;
+    c.in[0] = plain ? plain : src;
     c.operand_dtypes[0] = c.operand_dtypes[1] = dst->dtype;
     /* Note [Recorded index calls] */
     for (int k = 0; k < p->noperands; k++) {
@@ -58,7 +69,9 @@ em_status em_index_run(em_op op, em_tensor *dst, const em_tensor *src, const em_
     c.i[0] = p->iparams[0];
     c.i[1] = p->iparams[1];
     c.f[0] = p->fparam;
-    return em_dispatch(&c);
+    em_status st = em_dispatch(&c);
+    em_release(plain);
+    return st;
 }
 
 em_tensor *em_index_view(const em_tensor *t, int nd, const int64_t *sizes, const int64_t *strides, int64_t offset)
@@ -172,6 +185,11 @@ static em_tensor *index_vector(const em_tensor *index, const char *op)
 static em_tensor *index_select(const em_tensor *self, int dim, const em_tensor *index, const char *op)
 {
     if (!self) return em_error(EM_ERR_VALUE, "%s: self is NULL", op);
+    if (em_has_lazy_bits(self)) { /* the plan walks self's storage: read its values (Note [Conjugate bit]) */
+        em_tensor *plain = em_clone(self), *r = plain ? index_select(plain, dim, index, op) : NULL;
+        em_release(plain);
+        return r;
+    }
     int d = em_wrap_dim(dim, self->ndim, op);
     if (d < 0) return NULL;
     em_tensor *idx = index_vector(index, op);
@@ -247,6 +265,11 @@ static em_status flat_plan(em_index_plan *p, const em_tensor *index, int64_t num
 static em_tensor *take(const em_tensor *self, const em_tensor *index, const char *op)
 {
     if (!self) return em_error(EM_ERR_VALUE, "%s: self is NULL", op);
+    if (em_has_lazy_bits(self)) { /* the plan walks self's storage: read its values (Note [Conjugate bit]) */
+        em_tensor *plain = em_clone(self), *r = plain ? take(plain, index, op) : NULL;
+        em_release(plain);
+        return r;
+    }
     if (check_long_index(index, op)) return NULL;
     int64_t numel = em_numel(self);
     if (numel == 0 && em_numel(index) > 0) return em_error(EM_ERR_INDEX, "%s: tried to take from an empty tensor", op);

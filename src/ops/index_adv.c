@@ -191,6 +191,11 @@ static em_status adv_operands(const adv_index *a, em_index_plan *p, const em_ten
 em_tensor *em_index(const em_tensor *self, int n, const em_tensor *const *indices)
 {
     const char *op = "index";
+    if (self && em_has_lazy_bits(self)) { /* the values (Note [Conjugate bit] and em_index_run) */
+        em_tensor *plain = em_clone(self), *r = plain ? em_index(plain, n, indices) : NULL;
+        em_release(plain);
+        return r;
+    }
     adv_index a;
     em_index_plan p;
     em_index_plan_init(&p);
@@ -209,11 +214,30 @@ em_tensor *em_index(const em_tensor *self, int n, const em_tensor *const *indice
     return em_index_finish(out, st);
 }
 
+/* index_put_ where self or values has lazy bits: on plain values, self's written back through its bits. */
+static em_status put_resolved(em_tensor *self, int n, const em_tensor *const *indices, const em_tensor *values,
+                              bool accumulate)
+{
+    em_tensor *v = em_has_lazy_bits(values) ? em_clone(values) : em_retain((em_tensor *)values);
+    if (self && !em_has_lazy_bits(self)) {
+        em_status st = v ? em_index_put_(self, n, indices, v, accumulate) : em_error_code();
+        em_release(v);
+        return st;
+    }
+    em_tensor *plain = v && self ? em_clone(self) : NULL;
+    em_status st = plain ? em_index_put_(plain, n, indices, v, accumulate) : em_error_code();
+    if (st == EM_OK) st = em_copy_(self, plain);
+    em_release(v), em_release(plain);
+    return st;
+}
+
 em_status em_index_put_(em_tensor *self, int n, const em_tensor *const *indices, const em_tensor *values,
                         bool accumulate)
 {
     const char *op = "index_put_";
     if (!values) return em_fail(EM_ERR_VALUE, "%s: values is NULL", op);
+    if ((self && em_has_lazy_bits(self)) || em_has_lazy_bits(values)) /* Note [Conjugate bit] and em_index_run */
+        return put_resolved(self, n, indices, values, accumulate);
     bool record = em_is_grad_enabled() && (em_requires_grad(values) || (self && em_requires_grad(self)));
     adv_index a;
     em_index_plan p;

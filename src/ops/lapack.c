@@ -6,14 +6,15 @@
 #include "ember/lapack.h"
 
 /* ---- checks --------------------------------------------------------------- */
-/* A float32/float64 tensor of at least 2 dims (square ones when `square`);
+/* A float32/float64/complex64/complex128 tensor of at least 2 dims (square ones when `square`);
  * `what` names it in the messages, as PyTorch's ("A", "input"). */
 static em_status check_matrix(const em_tensor *A, const char *op, const char *what, bool square)
 {
     if (A->ndim < 2)
         return em_fail(EM_ERR_SHAPE, "%s: The input tensor %s must have at least 2 dimensions.", op, what);
-    if (A->dtype != EM_F32 && A->dtype != EM_F64) /* float16/bfloat16: LAPACK has no such routines */
-        return em_fail(EM_ERR_DTYPE, em_dtype_is_float((em_dtype)A->dtype)
+    if (A->dtype != EM_F32 && A->dtype != EM_F64 && A->dtype != EM_C64 && A->dtype != EM_C128)
+        /* float16/bfloat16/complex32: LAPACK has no such routines */
+        return em_fail(EM_ERR_DTYPE, em_dtype_is_float((em_dtype)A->dtype) || A->dtype == EM_C32
                                          ? "%s: Low precision dtypes not supported. Got %s"
                                          : "%s: Expected a floating point or complex tensor as input. Got %s",
                        op, em_dtype_scalar_name((em_dtype)A->dtype));
@@ -145,8 +146,9 @@ em_tensor *em_lu_pivots_to_permutation(const em_tensor *pivots, int64_t m, em_dt
         return em_fail(EM_ERR_DTYPE, "lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
                        "dtype. Note: this function is intended to be used with the output produced by "
                        "torch.linalg.lu_factor"), NULL;
-    if (dtype != EM_F32 && dtype != EM_F64)
-        return em_fail(EM_ERR_DTYPE, "lu_unpack: the permutation's dtype must be float32 or float64"), NULL;
+    if (dtype != EM_F32 && dtype != EM_F64 && dtype != EM_C64 && dtype != EM_C128)
+        return em_fail(EM_ERR_DTYPE, "lu_unpack: the permutation's dtype must be float32, float64, complex64 or "
+                       "complex128"), NULL;
     const int nb = pivots->ndim - 1;
     const int64_t k = pivots->sizes[nb];
     if (m < k)
@@ -473,7 +475,7 @@ em_status em_linalg_svd(const em_tensor *A, bool full_matrices, bool compute_uv,
         *U = em_zeros(1, (int64_t[]){0}, dt);
         *Vh = em_zeros(1, (int64_t[]){0}, dt);
     }
-    *S = batch_zeros(A, nb, 1, k, 0, dt);
+    *S = batch_zeros(A, nb, 1, k, 0, em_dtype_to_real(dt)); /* real, also for a complex A */
     *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
     em_call c = {.op = EM_OP_linalg_svd, .nin = 1, .nout = 4, .dtype = dt, .in = {A}, .out = {*U, *S, *Vh, *info}};
     c.i[3] = full_matrices;
@@ -491,7 +493,7 @@ em_status em_linalg_eigh(const em_tensor *A, bool upper, bool compute_v, em_tens
     const int nb = A->ndim - 2;
     const int64_t n = A->sizes[nb];
     const em_dtype dt = (em_dtype)A->dtype;
-    *L = batch_zeros(A, nb, 1, n, 0, dt);
+    *L = batch_zeros(A, nb, 1, n, 0, em_dtype_to_real(dt)); /* real, also for a complex A */
     *Q = compute_v ? batch_zeros(A, nb, 2, n, n, dt) : em_zeros(1, (int64_t[]){0}, dt);
     *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
     em_call c = {.op = EM_OP_linalg_eigh, .nin = 1, .nout = 3, .dtype = dt, .in = {A}, .out = {*L, *Q, *info}};
@@ -501,8 +503,9 @@ em_status em_linalg_eigh(const em_tensor *A, bool upper, bool compute_v, em_tens
     return EM_OK;
 }
 
-/* The kernel writes (re, im) pairs into real tensors with a last dim of 2;
- * the results are their complex views. */
+/* For a real A the kernel writes (re, im) pairs into real tensors with a
+ * last dim of 2; the results are their complex views. A complex A's results
+ * are written as they are. */
 em_status em_linalg_eig(const em_tensor *A, bool compute_v, em_tensor **L, em_tensor **V, em_tensor **info)
 {
     results_init(RESULTS(L, V, info));
@@ -513,6 +516,15 @@ em_status em_linalg_eig(const em_tensor *A, bool compute_v, em_tensor **L, em_te
         return em_fail(EM_ERR_SHAPE, "linalg.eig: at most %d dims are supported", EM_MAX_DIMS - 1);
     const int64_t n = A->sizes[nb];
     const em_dtype dt = (em_dtype)A->dtype;
+    if (em_dtype_is_complex(dt)) {
+        *L = batch_zeros(A, nb, 1, n, 0, dt);
+        *V = compute_v ? batch_zeros(A, nb, 2, n, n, dt) : em_zeros(1, (int64_t[]){0}, dt);
+        *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
+        em_call c = {.op = EM_OP_linalg_eig, .nin = 1, .nout = 3, .dtype = dt, .in = {A}, .out = {*L, *V, *info}};
+        c.i[3] = compute_v;
+        if (!*L || !*V || !*info || run(&c, batch_count(A, nb), n, n)) return results_drop(RESULTS(L, V, info));
+        return EM_OK;
+    }
     int64_t ws[EM_MAX_DIMS], vs[EM_MAX_DIMS];
     memcpy(ws, A->sizes, nb * sizeof *ws);
     memcpy(vs, A->sizes, nb * sizeof *vs);
@@ -534,7 +546,8 @@ em_status em_linalg_eig(const em_tensor *A, bool compute_v, em_tensor **L, em_te
 }
 
 /* ---- LDL ------------------------------------------------------------------ */
-em_status em_linalg_ldl_factor_ex(const em_tensor *A, em_tensor **LD, em_tensor **pivots, em_tensor **info)
+em_status em_linalg_ldl_factor_ex(const em_tensor *A, bool hermitian, em_tensor **LD, em_tensor **pivots,
+                                  em_tensor **info)
 {
     results_init(RESULTS(LD, pivots, info));
     if (EM_NULL(A) || EM_NULL(LD) || EM_NULL(pivots) || EM_NULL(info)) return em_error_code();
@@ -546,11 +559,12 @@ em_status em_linalg_ldl_factor_ex(const em_tensor *A, em_tensor **LD, em_tensor 
     *info = batch_zeros(A, nb, 0, 0, 0, EM_I32);
     em_call c = {.op = EM_OP_linalg_ldl_factor_ex, .nin = 1, .nout = 3, .dtype = (em_dtype)A->dtype, .in = {A},
                  .out = {*LD, *pivots, *info}};
+    c.i[3] = hermitian;
     if (!*LD || !*pivots || !*info || run(&c, batch_count(A, nb), n, n)) return results_drop(RESULTS(LD, pivots, info));
     return EM_OK;
 }
 
-em_tensor *em_linalg_ldl_solve(const em_tensor *LD, const em_tensor *pivots, const em_tensor *B)
+em_tensor *em_linalg_ldl_solve(const em_tensor *LD, const em_tensor *pivots, const em_tensor *B, bool hermitian)
 {
     static const char op[] = "torch.linalg.ldl_solve";
     if (EM_NULL(LD) || EM_NULL(pivots) || EM_NULL(B)) return NULL;
@@ -582,6 +596,7 @@ em_tensor *em_linalg_ldl_solve(const em_tensor *LD, const em_tensor *pivots, con
     em_tensor *Be = em_expand(B, nb + 2, sb), *X = Be ? em_zeros(nb + 2, sb, (em_dtype)LD->dtype) : NULL;
     em_call c = {.op = EM_OP_linalg_ldl_solve, .nin = 3, .nout = 1, .dtype = (em_dtype)LD->dtype,
                  .in = {LD, piv, Be}, .out = {X}};
+    c.i[3] = hermitian;
     em_status st = X ? run(&c, batch_count(LD, nb), n, nrhs) : em_error_code();
     em_release(piv);
     em_release(Be);
@@ -619,9 +634,9 @@ em_status em_linalg_lstsq(const em_tensor *A, const em_tensor *B, double rcond, 
     em_tensor *Ae = em_expand(A, nb + 2, sa), *Be = Ae ? em_expand(B, nb + 2, sb) : NULL;
     if (Be) {
         *X = batch_zeros(Ae, nb, 2, n, nrhs, dt);
-        *residuals = batch_zeros(Ae, nb, 1, nrhs, 0, dt);
+        *residuals = batch_zeros(Ae, nb, 1, nrhs, 0, em_dtype_to_real(dt));
         *rank = batch_zeros(Ae, nb, 0, 0, 0, EM_I64);
-        *sv = batch_zeros(Ae, nb, 1, k, 0, dt);
+        *sv = batch_zeros(Ae, nb, 1, k, 0, em_dtype_to_real(dt));
     }
     em_call c = {.op = EM_OP_linalg_lstsq, .nin = 2, .nout = 4, .dtype = dt, .in = {Ae, Be},
                  .out = {*X, *residuals, *rank, *sv}};

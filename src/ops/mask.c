@@ -162,6 +162,12 @@ em_status em_masked_select_out(em_tensor *out, const em_tensor *self, const em_t
 em_tensor *em_nonzero(const em_tensor *self)
 {
     if (!self) return em_error(EM_ERR_VALUE, "nonzero: self is NULL");
+    if (em_dtype_is_complex((em_dtype)self->dtype)) { /* the entries with a nonzero part: of self != 0 */
+        em_tensor *zero = em_tensor_scalar(0, (em_dtype)self->dtype), *nz = zero ? em_ne(self, zero) : NULL;
+        em_tensor *r = nz ? em_nonzero(nz) : NULL;
+        em_release(zero), em_release(nz);
+        return r;
+    }
     int64_t shape[2] = {0, self->ndim};
     em_tensor *out = em_tensor_new(2, shape, EM_I64, self->storage->device);
     if (!out) return NULL;

@@ -6,12 +6,44 @@
 /* ---- var, std, var_mean, std_mean -------------------------------------- */
 
 static em_status var_like(em_op op, const em_tensor *x, int ndims, const int *dims, double correction, bool keepdim,
+                          em_tensor **res);
+
+/* Note [Complex var and norm]
+ * The statistics of a complex x are those of its parts, as ops on
+ * view_as_real(x) (whose last dim holds re, im): var(x) = var(re) + var(im)
+ * (std its square root), the mean complex; norm(x, p) = norm(|x|, p), |x| the
+ * 2-norm over the last dim (a complex dtype= gives that real value in it, as
+ * torch.norm does). Autograd differentiates through these ops. */
+static em_status var_complex(em_op op, const em_tensor *x, uint32_t mask, double correction, bool keepdim,
+                             em_tensor **res)
+{
+    int dims[EM_MAX_DIMS], n = 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (mask >> d & 1) dims[n++] = d;
+    const int64_t one = 1;
+    em_tensor *x1 = x->ndim ? NULL : em_reshape(x, 1, &one); /* a 0-d x: its one entry along dim 0 */
+    if (!x->ndim) dims[n++] = 0, keepdim = false;
+    em_tensor *r = em_view_as_real(x1 ? x1 : x);
+    em_tensor *v = r ? em_var(r, n, dims, correction, keepdim) : NULL;
+    em_tensor *s = v ? em_sum(v, 1, (const int[]){-1}, false, EM_DTYPE_NONE) : NULL;
+    const bool root = op == EM_OP_std || op == EM_OP_std_mean;
+    res[0] = s && root ? em_sqrt(s) : s ? em_retain(s) : NULL;
+    if (res[0] && (op == EM_OP_var_mean || op == EM_OP_std_mean)) {
+        res[1] = em_mean(x1 ? x1 : x, n, dims, keepdim, EM_DTYPE_NONE);
+        if (!res[1]) em_release(res[0]), res[0] = NULL;
+    }
+    em_release(x1), em_release(r), em_release(v), em_release(s);
+    return res[0] ? EM_OK : em_error_code();
+}
+
+static em_status var_like(em_op op, const em_tensor *x, int ndims, const int *dims, double correction, bool keepdim,
                           em_tensor **res)
 {
     const char *name = em_ops[op].name;
     bool pair = op == EM_OP_var_mean || op == EM_OP_std_mean;
     em_reduce_plan p = {.op = op, .keepdim = keepdim, .via = EM_DTYPE_NONE, .nout = pair ? 2 : 1};
     if (em_reduce_mask(x, ndims, dims, name, &p.mask)) return em_error_code();
+    if (em_dtype_is_complex((em_dtype)x->dtype)) return var_complex(op, x, p.mask, correction, keepdim, res);
     if (!em_dtype_is_float((em_dtype)x->dtype))
         return em_fail(EM_ERR_DTYPE, "%s only support floating point and complex dtypes",
                        pair ? name : "std and var");
@@ -80,6 +112,13 @@ em_tensor *em_norm(const em_tensor *x, double p, int ndims, const int *dims, boo
 {
     em_reduce_plan pl = {.op = EM_OP_norm, .keepdim = keepdim, .via = dtype, .nout = 1};
     if (em_reduce_mask(x, ndims, dims, "norm", &pl.mask) || em_reduce_check_dtype_arg(dtype, "norm")) return NULL;
+    if (em_dtype_is_complex((em_dtype)x->dtype)) { /* Note [Complex var and norm] */
+        em_tensor *r = em_view_as_real(x), *a = r ? em_norm(r, 2, 1, (const int[]){-1}, false, EM_DTYPE_NONE) : NULL;
+        em_tensor *n = a ? em_norm(a, p, ndims, dims, keepdim, em_dtype_to_real(dtype)) : NULL;
+        em_tensor *y = n && em_dtype_is_complex(dtype) ? em_to_dtype(n, dtype) : em_retain(n); /* torch.norm's dtype= */
+        em_release(r), em_release(a), em_release(n);
+        return y;
+    }
     if (!em_dtype_is_float((em_dtype)x->dtype))
         return em_error(EM_ERR_DTYPE, "norm(): input dtype should be either floating point or complex. Got %s instead.",
                         em_reduce_type_name((em_dtype)x->dtype));

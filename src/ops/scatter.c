@@ -16,6 +16,11 @@ static em_tensor *nonempty_view(const em_tensor *t)
 static em_tensor *gather(const em_tensor *self, int dim, const em_tensor *index, const char *op)
 {
     if (!self || !index) return em_error(EM_ERR_VALUE, "%s: argument is NULL", op);
+    if (em_has_lazy_bits(self)) { /* the plan walks self's storage: read its values (Note [Conjugate bit]) */
+        em_tensor *plain = em_clone(self), *r = plain ? gather(plain, dim, index, op) : NULL;
+        em_release(plain);
+        return r;
+    }
     int d = em_wrap_dim(dim, self->ndim, op);
     if (d < 0) return NULL;
     /* PyTorch checks nothing of an empty index, not even its dtype; the empty

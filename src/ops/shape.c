@@ -209,6 +209,13 @@ static em_tensor *join(em_op op, em_tensor *out, int n, const em_tensor *const *
                           : cat_shape(n, ts, &dim, &nd, shape, &dt, em_ops[op].name))
         return NULL;
     if (n > EM_CALL_MAX_IN && may_record(n, ts)) return join_composite(op, out, n, ts, dim);
+    em_tensor **plain; /* (the kernel reads ts: Note [Conjugate bit]) */
+    if (em_resolve_list(n, ts, &plain)) return NULL;
+    if (plain) {
+        em_tensor *r = join(op, out, n, (const em_tensor *const *)plain, dim);
+        em_release_list(n, plain);
+        return r;
+    }
     em_shape_args a = {.n = n, .tensors = ts};
     em_call c = {.op = op, .nin = n <= EM_CALL_MAX_IN ? n : 1, .dtype = dt, .i = {dim}, .arg = &a};
     for (int k = 0; k < c.nin; k++) c.in[k] = ts[k];
@@ -343,6 +350,13 @@ em_status em_meshgrid(int n, const em_tensor *const *ts, const char *indexing, e
                        indexing);
     for (int k = 0; k < n; k++) out[k] = NULL;
     if (grid_needs_grad(n, ts)) return recorded_grid(n, ts, xy, out);
+    em_tensor **plain; /* (the kernel reads ts: Note [Conjugate bit]) */
+    if (em_resolve_list(n, ts, &plain)) return em_error_code();
+    if (plain) {
+        em_status st = em_meshgrid(n, (const em_tensor *const *)plain, indexing, out);
+        em_release_list(n, plain);
+        return st;
+    }
     em_shape_args a = {.n = n, .tensors = ts, .results = out};
     em_call c = {.op = EM_OP_meshgrid, .nin = 1, .in = {ts[0]}, .dtype = (em_dtype)ts[0]->dtype, .i = {xy}, .arg = &a};
     return em_dispatch(&c);
@@ -364,6 +378,13 @@ em_tensor *em_cartesian_prod(int n, const em_tensor *const *ts)
         if (em_mul_overflow(shape[0], ts[k]->sizes[0], &shape[0]))
             return em_error(EM_ERR_MEMORY, "cartesian_prod: the number of combinations overflows");
     if (grid_needs_grad(n, ts)) return recorded_cartesian_prod(n, ts, shape[0]);
+    em_tensor **plain; /* (the kernel reads ts: Note [Conjugate bit]) */
+    if (em_resolve_list(n, ts, &plain)) return NULL;
+    if (plain) {
+        em_tensor *r = em_cartesian_prod(n, (const em_tensor *const *)plain);
+        em_release_list(n, plain);
+        return r;
+    }
     em_shape_args a = {.n = n, .tensors = ts};
     em_call c = {.op = EM_OP_cartesian_prod, .nin = 1, .in = {ts[0]}, .dtype = (em_dtype)ts[0]->dtype, .arg = &a};
     return em_shape_new(&c, 2, shape, (em_dtype)ts[0]->dtype);
@@ -509,6 +530,27 @@ em_tensor *em_tile(const em_tensor *x, int n, const int64_t *repeats)
 }
 
 /* ---- diff ----------------------------------------------------------------------- */
+/* A complex diff (dt, the promoted dtype): the real diff of view_as_real's
+ * (re, im) pairs, along the same (non-negative) dim d. */
+static em_tensor *diff_complex(const em_tensor *x, int64_t n, int d, const em_tensor *prepend, const em_tensor *append,
+                               em_dtype dt)
+{
+    const em_tensor *parts[3] = {x, prepend, append};
+    em_tensor *wide[3] = {NULL}, *pairs[3] = {NULL}, *r = NULL, *y = NULL;
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; k++) {
+        if (!parts[k]) continue;
+        wide[k] = em_to_dtype(parts[k], dt);
+        pairs[k] = wide[k] ? em_view_as_real(wide[k]) : NULL;
+        ok = pairs[k] != NULL;
+    }
+    if (ok) r = em_diff(pairs[0], n, d, pairs[1], pairs[2]);
+    if (r) y = em_view_as_complex(r);
+    for (int k = 0; k < 3; k++) em_release(wide[k]), em_release(pairs[k]);
+    em_release(r);
+    return y;
+}
+
 static em_tensor *diff(em_tensor *out, const em_tensor *x, int64_t n, int dim, const em_tensor *prepend,
                        const em_tensor *append)
 {
@@ -541,6 +583,18 @@ static em_tensor *diff(em_tensor *out, const em_tensor *x, int64_t n, int dim, c
     }
     if (n > shape[d]) n = shape[d];
     shape[d] -= n;
+    if (em_dtype_is_complex(dt)) {
+        em_tensor *y = diff_complex(x, n, d, prepend, append, dt);
+        if (!y || !out) return y;
+        em_status st = em_can_cast(dt, (em_dtype)out->dtype) ? EM_OK
+                       : em_fail(EM_ERR_DTYPE, "diff: result type %s can't be cast to the desired output type %s",
+                                 em_dtypes[dt].name, em_dtypes[out->dtype].name);
+        if (!st && (out->ndim != y->ndim || memcmp(out->sizes, y->sizes, y->ndim * sizeof *y->sizes)))
+            st = em_resize_(out, y->ndim, y->sizes);
+        if (!st) st = em_copy_(out, y);
+        em_release(y);
+        return st ? NULL : out;
+    }
     em_call c = {.op = EM_OP_diff, .nin = 3, .in = {x, prepend, append}, .dtype = dt, .i = {n, d}};
     if (!out) return em_shape_new(&c, x->ndim, shape, dt);
     return em_shape_out(&c, out, x->ndim, shape, dt, EM_OUT_CAST, true, 3, c.in) ? NULL : out;

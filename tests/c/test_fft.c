@@ -1,6 +1,7 @@
 /* The DFT primitives (include/ember/fft.h) from C: known transforms in both
- * precisions (kissfft and Ember's own code), real round trips over several
- * dims, the argument errors, and a gradcheck through all three. The Python
+ * precisions (kissfft: its C library for complex64, kissfft<double> for
+ * complex128), real round trips over several dims, the argument errors,
+ * and a gradcheck through all three. The Python
  * tests (tests/python/test_fft.py) compare torch.fft's functions with torch. */
 #include "test.h"
 #include <complex.h>

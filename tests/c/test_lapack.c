@@ -101,12 +101,12 @@ TEST(lapack_svd_eigh_lstsq)
     CHECK(r1 == NULL && r2 == NULL);
     /* LDL^T of [[2, 1], [1, 2]]: no pivoting, L = [[1, 0], [1/2, 1]], D = diag(2, 3/2); then A x = (3, 3) */
     em_tensor *LD, *lpiv, *linfo;
-    CHECK(em_linalg_ldl_factor_ex(B, &LD, &lpiv, &linfo) == EM_OK);
+    CHECK(em_linalg_ldl_factor_ex(B, false, &LD, &lpiv, &linfo) == EM_OK);
     CHECK(tclose(LD, (const double[]){2, 0, 0.5, 1.5}, 0, 1e-12));
-    em_tensor *rhs = mat(EM_F64, 2, 1, (const double[]){3, 3}), *x = em_linalg_ldl_solve(LD, lpiv, rhs);
+    em_tensor *rhs = mat(EM_F64, 2, 1, (const double[]){3, 3}), *x = em_linalg_ldl_solve(LD, lpiv, rhs, false);
     CHECK(x && tclose(x, (const double[]){1, 1}, 0, 1e-12));
     em_tensor *badpiv = tt(EM_I32, 1, (const int64_t[]){2}, (const double[]){1, 7});
-    CHECK_ERR(em_linalg_ldl_solve(LD, badpiv, rhs), EM_ERR_RUNTIME);
+    CHECK_ERR(em_linalg_ldl_solve(LD, badpiv, rhs, false), EM_ERR_RUNTIME);
     RELEASE(A, U, S, Vh, info, U2, S2, V2, info2, B, L, Q, einfo, M, b, i, LD, lpiv, linfo, rhs, x, badpiv);
     COVER(EM_OP_linalg_svd, EM_OP_linalg_eigh, EM_OP_linalg_lstsq, EM_OP_linalg_ldl_factor_ex, EM_OP_linalg_ldl_solve);
 }
@@ -210,4 +210,99 @@ TEST(gradcheck_lapack)
     }
     GRAD_COVER(EM_OP_linalg_lu_factor_ex, EM_OP_linalg_solve_triangular, EM_OP_linalg_cholesky_ex, EM_OP_linalg_qr,
                EM_OP_linalg_svd, EM_OP_linalg_eigh);
+}
+
+/* ---- complex: each factorization checked by rebuilding its input (PyTorch
+ * comparisons are tests/python/test_linalg_complex.py's) ------------------- */
+static em_tensor *crand_mat(em_dtype dt, int64_t b, int64_t m, int64_t n)
+{
+    em_tensor *parts = trand(em_dtype_to_real(dt), 4, (const int64_t[]){b, m, n, 2}, -1, 1);
+    em_tensor *z = em_view_as_complex(parts), *r = em_contiguous(z);
+    RELEASE(parts, z);
+    return r;
+}
+
+static em_tensor *adjoint(const em_tensor *t)
+{
+    em_tensor *tr = em_transpose(t, -2, -1), *r = em_conj_physical(tr);
+    em_release(tr);
+    return r;
+}
+
+/* max of |re| and |im| of x - y (x, y complex of the same shape) */
+static double cmaxdiff(const em_tensor *x, const em_tensor *y)
+{
+    em_tensor *d = em_sub(x, y, 1), *parts = d ? em_view_as_real(d) : NULL, *a = parts ? em_abs(parts) : NULL;
+    em_tensor *m = a ? em_max(a) : NULL;
+    double v = INFINITY;
+    if (!m || em_item(m, &v)) v = INFINITY;
+    RELEASE(d, parts, a, m);
+    return v;
+}
+
+static void lapack_complex_one(em_dtype dt)
+{
+    const double tol = dt == EM_C64 ? 1e-4 : 1e-10;
+    em_tensor *A = crand_mat(dt, 2, 3, 3), *B = crand_mat(dt, 2, 3, 2), *eye = em_eye(3, 3, em_dtype_to_real(dt));
+    em_tensor *Ah = adjoint(A), *AAh = em_matmul(A, Ah), *H = em_add(AAh, eye, 1); /* Hermitian positive-definite */
+    double worst = 0;
+#define KEEP(x) worst = fmax(worst, (x))
+    /* solve, lu_solve (adjoint) */
+    em_tensor *X, *LU, *piv, *info;
+    CHECK(em_linalg_solve_ex(A, B, &X, &LU, &piv, &info) == EM_OK);
+    em_tensor *AX = em_matmul(A, X);
+    KEEP(cmaxdiff(AX, B));
+    em_tensor *LU2, *piv2, *info2;
+    CHECK(em_linalg_lu_factor_ex(A, &LU2, &piv2, &info2) == EM_OK);
+    em_tensor *Xa = em_linalg_lu_solve(LU2, piv2, B, true), *AhX = em_matmul(Ah, Xa);
+    KEEP(cmaxdiff(AhX, B));
+    /* cholesky: L L^H = H; ldl (Hermitian) solve */
+    em_tensor *L, *cinfo;
+    CHECK(em_linalg_cholesky_ex(H, false, &L, &cinfo) == EM_OK);
+    em_tensor *Lh = adjoint(L), *LLh = em_matmul(L, Lh);
+    KEEP(cmaxdiff(LLh, H));
+    em_tensor *LD, *lpiv, *linfo;
+    CHECK(em_linalg_ldl_factor_ex(H, true, &LD, &lpiv, &linfo) == EM_OK);
+    em_tensor *Xl = em_linalg_ldl_solve(LD, lpiv, B, true), *HXl = em_matmul(H, Xl);
+    KEEP(cmaxdiff(HXl, B));
+    /* qr and ormqr: Q R = A, Q^H (Q R) = R */
+    em_tensor *Q, *R;
+    CHECK(em_linalg_qr(A, EM_QR_REDUCED, &Q, &R) == EM_OK);
+    em_tensor *QR = em_matmul(Q, R);
+    KEEP(cmaxdiff(QR, A));
+    em_tensor *a, *tau;
+    CHECK(em_geqrf(A, &a, &tau) == EM_OK);
+    em_tensor *QhA = em_ormqr(a, tau, A, true, true), *Rt = em_triu(QhA, 0);
+    KEEP(cmaxdiff(QhA, Rt));
+    /* svd: U diag(S) Vh = A; eigh: Q diag(W) Q^H = H; eig: A V = V diag(w) */
+    em_tensor *U, *S, *Vh, *sinfo;
+    CHECK(em_linalg_svd(A, false, true, &U, &S, &Vh, &sinfo) == EM_OK);
+    CHECK(em_dtype_of(S) == em_dtype_to_real(dt));
+    em_tensor *S2 = em_unsqueeze(S, -2), *US = em_mul(U, S2), *USV = em_matmul(US, Vh);
+    KEEP(cmaxdiff(USV, A));
+    em_tensor *W, *Qe, *einfo;
+    CHECK(em_linalg_eigh(H, false, true, &W, &Qe, &einfo) == EM_OK);
+    em_tensor *W2 = em_unsqueeze(W, -2), *QW = em_mul(Qe, W2), *Qeh = adjoint(Qe), *QWQ = em_matmul(QW, Qeh);
+    KEEP(cmaxdiff(QWQ, H));
+    em_tensor *w, *V, *ginfo;
+    CHECK(em_linalg_eig(A, true, &w, &V, &ginfo) == EM_OK);
+    em_tensor *AV = em_matmul(A, V), *w2 = em_unsqueeze(w, -2), *Vw = em_mul(V, w2);
+    KEEP(cmaxdiff(AV, Vw));
+    /* lstsq (gelsd): an exact tall system; triangular solve */
+    em_tensor *T = crand_mat(dt, 2, 5, 3), *TX = em_matmul(T, X), *Xs, *res, *rank, *sv;
+    CHECK(em_linalg_lstsq(T, TX, 1e-7, EM_LSTSQ_GELSD, &Xs, &res, &rank, &sv) == EM_OK);
+    KEEP(cmaxdiff(Xs, X));
+    em_tensor *Xt = em_linalg_solve_triangular(R, B, true, true, false), *RXt = em_matmul(R, Xt);
+    KEEP(cmaxdiff(RXt, B));
+#undef KEEP
+    RELEASE(A, B, eye, AAh, H, X, LU, piv, info, AX, LU2, piv2, info2, Xa, Ah, AhX, L, cinfo, Lh, LLh, LD, lpiv, linfo,
+            Xl, HXl, Q, R, QR, a, tau, QhA, Rt, U, S, Vh, sinfo, S2, US, USV, W, Qe, einfo, W2, QW, Qeh, QWQ, w, V,
+            ginfo, AV, w2, Vw, T, TX, Xs, res, rank, sv, Xt, RXt);
+    CHECK(worst < tol);
+}
+
+TEST(lapack_complex)
+{
+    lapack_complex_one(EM_C64);
+    lapack_complex_one(EM_C128);
 }

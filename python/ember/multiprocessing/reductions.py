@@ -31,10 +31,12 @@ import ember
 from ember import _C
 
 
-def _rebuild_tensor(cls, fd, nbytes, offset, dtype, sizes, strides, requires_grad):
+def _rebuild_tensor(cls, fd, nbytes, offset, dtype, sizes, strides, requires_grad, conj=False, neg=False):
     if not isinstance(fd, int):
         fd = fd.detach()  # a DupFd: fetch our own duplicate of the sender's descriptor
-    return as_class(_C._from_shared_fd(fd, nbytes, offset, dtype, sizes, strides, True), cls, requires_grad)
+    t = _C._from_shared_fd(fd, nbytes, offset, dtype, sizes, strides, True)
+    t = _C._conj(t) if conj else t  # the sender's conjugate / negative bits over the shared memory
+    return as_class(_C._neg_view(t) if neg else t, cls, requires_grad)
 
 
 def as_class(t, cls, requires_grad):
@@ -66,7 +68,7 @@ def reduce_tensor(t):
     _check_sendable(t)
     fd, nbytes, offset = shared_handle(t)
     return (_rebuild_tensor, (type(t), multiprocessing.reduction.DupFd(fd), nbytes, offset, t.dtype,
-                              tuple(t.shape), tuple(t.stride()), t.requires_grad))
+                              tuple(t.shape), tuple(t.stride()), t.requires_grad, t.is_conj(), t.is_neg()))
 
 
 def init_reductions():
