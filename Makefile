@@ -17,7 +17,7 @@ B       := build
 VERSION   := 0.1.0
 SOVERSION := 0
 
-SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/autograd/*.c src/nn/*.c src/optim/*.c src/io/*.c)
+SRC  := $(wildcard src/core/*.c src/ops/*.c src/cpu/*.c src/meta/*.c src/autograd/*.c src/nn/*.c src/optim/*.c src/io/*.c)
 TSRC := $(wildcard tests/c/*.c)
 EXAMPLES := $(patsubst examples/%.c,$(B)/examples/%,$(wildcard examples/*.c))
 

@@ -50,12 +50,19 @@ int em_set_default_dtype(em_dtype dt);   /* float32 or float64 (as PyTorch) */
 em_dtype em_get_default_complex_dtype(void); /* complex64, or complex128 with float64 */
 
 /* ---- devices --------------------------------------------------------- */
-typedef enum em_device_type { EM_CPU = 0, EM_CUDA = 1, EM_DEVICE_TYPE_COUNT } em_device_type;
+/* EM_META: PyTorch's meta device, tensors with sizes, strides and dtype but
+ * no data; every op computes its result's metadata only. */
+typedef enum em_device_type { EM_CPU = 0, EM_CUDA = 1, EM_META = 2, EM_DEVICE_TYPE_COUNT } em_device_type;
 typedef struct em_device {
     int8_t type;  /* em_device_type */
     int8_t index; /* 0 for cpu */
 } em_device;
 #define EM_DEVICE_CPU ((em_device){EM_CPU, 0})
+/* The device em_empty, em_from_data and the factories built on them create
+ * on: cpu unless set (PyTorch's default device), per thread. Returns the
+ * previous one; a device this build lacks fails where a tensor is made. */
+em_device em_set_factory_device(em_device d);
+em_device em_factory_device(void);
 
 /* ---- errors ---------------------------------------------------------- */
 typedef enum em_status {
@@ -99,6 +106,15 @@ bool em_is_contiguous(const em_tensor *t);
 void *em_data_ptr(const em_tensor *t);   /* address of element 0 (offset applied) */
 uint64_t em_version(const em_tensor *t); /* bumped by every in-place write */
 bool em_is_same_storage(const em_tensor *a, const em_tensor *b);
+/* Note [Host reads]
+ * Code outside the kernels reads a tensor's elements (item, printing,
+ * tolist, NumPy/DLPack export, writers, the op layer's reads of index and
+ * size tensors) only through em_host_tensor(t): a new reference to t itself
+ * (no copy) when the host addresses its device's memory (cpu), else a CPU
+ * tensor of t's sizes and strides holding a copy of t's bytes, made by the
+ * device's copy_to_host (src/core/device.h). A meta tensor has no data:
+ * NotImplementedError "Cannot copy out of meta tensor; no data!". */
+em_tensor *em_host_tensor(const em_tensor *t);
 /* Element read/write as double (any dtype); for tests and small glue, not loops.
  * index has ndim entries (NULL for a 0-d t); 0 on success, else a status. */
 int em_item(const em_tensor *t, double *out);                 /* t must have 1 element */
@@ -185,8 +201,13 @@ int em_unbind(const em_tensor *t, int dim, em_tensor **out, int *n);
 em_tensor *em_contiguous(const em_tensor *t); /* new reference to t itself if already contiguous */
 em_tensor *em_clone(const em_tensor *t);
 em_tensor *em_to_dtype(const em_tensor *t, em_dtype dt); /* new ref to t if same dtype */
-/* dst[...] = src, broadcasting src to dst's shape, converting dtypes. */
+/* dst[...] = src, broadcasting src to dst's shape, converting dtypes; src
+ * may be on another device (its bytes go through the host). */
 em_status em_copy_(em_tensor *dst, const em_tensor *src);
+/* t on device dev: a new reference to t when already there, else a copy
+ * keeping t's layout when t is dense (not recorded by autograd). Copying
+ * out of a meta tensor fails: "Cannot copy out of meta tensor; no data!". */
+em_tensor *em_to_device(const em_tensor *t, em_device dev);
 em_status em_fill_(em_tensor *t, double value);
 /* real + imag i; a non-complex t takes only imag == 0 (else "cannot be converted") */
 em_status em_fill_complex_(em_tensor *t, double real, double imag);

@@ -565,12 +565,37 @@ int emp_parse(emp_parser *p, PyObject *self, PyObject *const *args, Py_ssize_t n
 
 void emp_args_release(emp_args *a) { release_owned(a); }
 
+/* PyTorch's device guard: while a binding runs, the factory device is its
+ * first tensor argument's device when that is not the CPU, so that the
+ * tensors the op layer makes for itself (em_empty, em_zeros) land on its
+ * inputs' device. A CPU call pays one loop over its params. */
+static void guard_device(const emp_sig *sig, emp_args *a)
+{
+    for (int k = 0; k < sig->nparams; k++) {
+        int type = sig->p[k].type;
+        em_tensor *t = NULL;
+        if ((type == EMP_TENSOR || type == EMP_SCALAR_T) && a->has[k]) t = a->t[k];
+        else if (type == EMP_TENSORLIST && a->obj[k] && PySequence_Fast_GET_SIZE(a->obj[k]) > 0 &&
+                 emp_is_tensor(PySequence_Fast_GET_ITEM(a->obj[k], 0)))
+            t = emp_t(PySequence_Fast_GET_ITEM(a->obj[k], 0));
+        if (!t) continue;
+        if (em_device_of(t).type != EM_CPU) {
+            a->prev_device = em_set_factory_device(em_device_of(t));
+            a->device_set = true;
+        }
+        return;
+    }
+}
+
 PyObject *emp_call(emp_parser *p, emp_impl impl, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames)
 {
     emp_args a;
     if (emp_parse(p, self, args, nargs, kwnames, &a)) return NULL;
+    a.device_set = false;
+    guard_device(&p->parsed[a.sig], &a);
     PyObject *r = impl(&a);
+    if (a.device_set) em_set_factory_device(a.prev_device);
     release_owned(&a);
     return r;
 }

@@ -45,10 +45,10 @@ static int check_exportable(em_tensor *t)
         return -1;
     }
     if (em_device_of(t).type != EM_CPU) {
+        em_device d = em_device_of(t);
         PyErr_Format(PyExc_TypeError,
-                     "can't convert cuda:%d device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
-                     "memory first.",
-                     em_device_of(t).index);
+                     "can't convert %s device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
+                     "memory first.", d.type == EM_META ? "meta" : "cuda:0");
         return -1;
     }
     if (!typestr(em_dtype_of(t))) {

@@ -92,7 +92,7 @@ EMP_BIND(normal, "normal(Tensor mean, Tensor std, *, object generator=None, Tens
     em_generator *g;
     if (generator_arg(a, k_gen, &g)) return NULL;
     if (sized) {
-        if (size_is_sequence(a, 2, "normal") || emp_check_cpu(a, 6)) return NULL;
+        if (size_is_sequence(a, 2, "normal") || emp_use_device(a, 6)) return NULL;
         if (a->has[4]) {
             em_status st = em_resize_(a->t[4], a->nlist[2], a->list[2]);
             return emp_status_self(st ? st : em_normal_(a->t[4], a->d[0], a->d[1], g), a->obj[4]);
@@ -120,7 +120,7 @@ EMP_BIND(randint, "randint(int high, int[] size, *, object generator=None, Tenso
     int o = a->sig; /* the low argument shifts the rest by one */
     int64_t low = o ? a->i[0] : 0, high = a->i[o];
     em_generator *g;
-    if (generator_arg(a, o + 2, &g) || size_is_sequence(a, o + 1, "randint") || emp_check_cpu(a, o + 5)) return NULL;
+    if (generator_arg(a, o + 2, &g) || size_is_sequence(a, o + 1, "randint") || emp_use_device(a, o + 5)) return NULL;
     int n = a->nlist[o + 1];
     const int64_t *size = a->list[o + 1];
     if (a->has[o + 3]) return emp_status_self(em_randint_out(a->t[o + 3], low, high, n, size, g), a->obj[o + 3]);
@@ -134,7 +134,7 @@ EMP_BIND(randint_like, "randint_like(Tensor input, int high" LIKE_KW, "randint_l
 {
     int o = a->sig;
     em_tensor *x = a->t[0];
-    if (emp_check_cpu(a, o + 3)) return NULL;
+    if (emp_use_device(a, o + 3)) return NULL;
     em_dtype dt = a->has[o + 2] ? (em_dtype)a->i[o + 2] : em_dtype_of(x);
     em_tensor *r = em_randint(o ? a->i[1] : 0, a->i[o + 1], em_ndim(x), em_sizes(x), dt, NULL);
     return factory_result(emp_like_layout(r, a, o + 7), a->i[o + 4]);
@@ -143,7 +143,7 @@ EMP_BIND(randint_like, "randint_like(Tensor input, int high" LIKE_KW, "randint_l
 EMP_BIND(randperm, "randperm(int n, *, object generator=None, Tensor? out=None, " FACTORY_KW ")")
 {
     em_generator *g;
-    if (generator_arg(a, 1, &g) || emp_check_cpu(a, 4)) return NULL;
+    if (generator_arg(a, 1, &g) || emp_use_device(a, 4)) return NULL;
     if (a->has[2]) return emp_status_self(em_randperm_out(a->t[2], a->i[0], g), a->obj[2]);
     return factory_result(em_randperm(a->i[0], a->has[3] ? (em_dtype)a->i[3] : EM_DTYPE_NONE, g), a->i[5]);
 }

@@ -176,7 +176,7 @@ EMP_BIND(diff, "diff(Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Te
     EMP_BIND(name##_indices, #name "_indices(int row, int col, int offset=0, *, dtype? dtype=None, "  \
                              "device? device=None, layout? layout=None, bool pin_memory=False)")     \
     {                                                                                              \
-        if (emp_check_cpu(a, 4)) return NULL;                                                      \
+        if (emp_use_device(a, 4)) return NULL;                                                      \
         return emp_wrap(em_##name##_indices(a->i[0], a->i[1], a->i[2], a->has[3] ? (em_dtype)a->i[3] : EM_I64)); \
     }
 TRIANGLE_BIND(tril)

@@ -47,6 +47,7 @@ static void capsule_destructor(PyObject *capsule)
 static PyObject *to_dlpack(PyObject *module, PyObject *obj)
 {
     if (!emp_is_tensor(obj)) return PyErr_Format(PyExc_RuntimeError, "data must be a Tensor");
+    if (em_device_of(emp_t(obj)).type == EM_META) return PyErr_Format(PyExc_RuntimeError, "Cannot pack tensors on meta");
     if (em_is_conj(emp_t(obj)) || em_is_neg(emp_t(obj))) /* (a consumer would read the storage, not the values) */
         return PyErr_Format(PyExc_RuntimeError, "Can't export tensors with the %s bit set. Use tensor.%s() first.",
                             em_is_conj(emp_t(obj)) ? "conjugate" : "negative",

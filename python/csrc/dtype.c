@@ -57,7 +57,7 @@ PyTypeObject EmpDtype_Type = {
 };
 
 /* ---- device ------------------------------------------------------------- */
-static const char *device_type_names[EM_DEVICE_TYPE_COUNT] = {"cpu", "cuda"};
+static const char *device_type_names[EM_DEVICE_TYPE_COUNT] = {[EM_CPU] = "cpu", [EM_CUDA] = "cuda", [EM_META] = "meta"};
 
 static int device_type_from(const char *s, size_t n)
 {
@@ -98,10 +98,10 @@ int emp_parse_device(PyObject *o, em_device *out)
     }
     if (type < 0) {
         PyErr_Format(PyExc_RuntimeError,
-                     "Expected one of cpu, cuda device type at start of device string: %s", s);
+                     "Expected one of cpu, cuda, meta device type at start of device string: %s", s);
         return -1;
     }
-    *out = (em_device){(int8_t)type, (int8_t)(colon ? index : (type == EM_CPU ? 0 : -1))};
+    *out = (em_device){(int8_t)type, (int8_t)(colon ? index : (type == EM_CUDA ? -1 : 0))}; /* cpu, meta: index 0 */
     return 0;
 }
 
@@ -135,14 +135,14 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 static PyObject *device_str(PyObject *self)
 {
     em_device d = ((EmpDevice *)self)->device;
-    if (d.index < 0 || (d.type == EM_CPU && d.index == 0)) return PyUnicode_FromString(device_type_names[d.type]);
+    if (d.index < 0 || (d.type != EM_CUDA && d.index == 0)) return PyUnicode_FromString(device_type_names[d.type]);
     return PyUnicode_FromFormat("%s:%d", device_type_names[d.type], d.index);
 }
 
 static PyObject *device_repr(PyObject *self)
 {
     em_device d = ((EmpDevice *)self)->device;
-    if (d.index < 0 || (d.type == EM_CPU && d.index == 0))
+    if (d.index < 0 || (d.type != EM_CUDA && d.index == 0))
         return PyUnicode_FromFormat("device(type='%s')", device_type_names[d.type]);
     return PyUnicode_FromFormat("device(type='%s', index=%d)", device_type_names[d.type], d.index);
 }
@@ -154,7 +154,7 @@ static PyObject *device_type(PyObject *self, void *c)
 static PyObject *device_index(PyObject *self, void *c)
 {
     em_device d = ((EmpDevice *)self)->device;
-    if (d.index < 0 || d.type == EM_CPU) Py_RETURN_NONE;
+    if (d.index < 0 || d.type != EM_CUDA) Py_RETURN_NONE;
     return PyLong_FromLong(d.index);
 }
 

@@ -147,6 +147,8 @@ typedef struct emp_args {
     em_tensor *owned[EMP_MAX_ARGS]; /* wrapped numbers made by the parser */
     PyObject *deferred;             /* an error in a value (int past int64, a dim name) raised only if the
                                      * call fits the signature: PyTorch checks the types first */
+    bool device_set;                /* emp_use_device set the factory device; emp_call restores prev_device */
+    em_device prev_device;
 } emp_args;
 
 /* Fills `a` from a FASTCALL call (self prepended as the first param when not
@@ -208,14 +210,19 @@ PyObject *emp_call(emp_parser *p, emp_impl impl, PyObject *self, PyObject *const
  * enabled"). */
 #define EMP_NO_CUDA "Ember not compiled with CUDA enabled: device cuda is not available in this build"
 
-/* Ember has no CUDA device in this build: a device= argument other than
- * the CPU is a RuntimeError. 0 or -1 (raised). */
-static inline int emp_check_cpu(emp_args *a, int k)
+/* A factory's device= argument (k): cuda is a RuntimeError (no CUDA in
+ * this build); meta becomes the device the call's factories create on
+ * (em_set_factory_device) until the binding returns. 0 or -1 (raised). */
+static inline int emp_use_device(emp_args *a, int k)
 {
-    if (a->has[k] && a->dev[k].type != EM_CPU) {
+    if (!a->has[k] || a->dev[k].type == EM_CPU) return 0;
+    if (a->dev[k].type != EM_META) {
         PyErr_SetString(PyExc_RuntimeError, EMP_NO_CUDA);
         return -1;
     }
+    em_device prev = em_set_factory_device(a->dev[k]);
+    if (!a->device_set) a->prev_device = prev; /* guard_device may have set it first */
+    a->device_set = true;
     return 0;
 }
 

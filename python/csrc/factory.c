@@ -170,22 +170,38 @@ static PyObject *finish(em_tensor *t, bool requires_grad)
 
 #define DEVICE_KW "dtype? dtype=None, device? device=None, bool requires_grad=False, layout? layout=None, bool pin_memory=False"
 
+/* t (consumed) moved to device= argument k when one is given: the data of
+ * tensor() and as_tensor() is gathered on the host first. */
+static em_tensor *on_device(emp_args *a, int k, em_tensor *t)
+{
+    if (!t || !a->has[k] || a->dev[k].type == EM_CPU) return t;
+    if (a->dev[k].type != EM_META) {
+        em_release(t);
+        PyErr_SetString(PyExc_RuntimeError, EMP_NO_CUDA);
+        return NULL;
+    }
+    em_tensor *r = em_to_device(t, a->dev[k]);
+    em_release(t);
+    return r;
+}
+
 EMP_BIND(tensor, "tensor(object data, *, " DEVICE_KW ")")
 {
-    if (emp_check_cpu(a, 2)) return NULL;
-    return finish(emp_tensor_from_object(a->obj[0], emp_dtype_arg(a, 1)), a->i[3]);
+    return finish(on_device(a, 2, emp_tensor_from_object(a->obj[0], emp_dtype_arg(a, 1))), a->i[3]);
 }
 
 /* as_tensor: no copy when data already is a tensor or a NumPy array of that
  * dtype (the result shares its memory). */
 EMP_BIND(as_tensor, "as_tensor(object data, dtype? dtype=None, device? device=None)")
 {
-    if (emp_check_cpu(a, 2)) return NULL;
     if (emp_is_tensor(a->obj[0])) {
         em_tensor *t = emp_t(a->obj[0]);
-        if (!a->has[1] || a->i[1] == em_dtype_of(t)) return Py_NewRef(a->obj[0]);
-        return emp_wrap(em_to_dtype(t, (em_dtype)a->i[1]));
+        em_device dev = a->has[2] ? a->dev[2] : em_device_of(t);
+        if ((!a->has[1] || a->i[1] == em_dtype_of(t)) && dev.type == em_device_of(t).type) return Py_NewRef(a->obj[0]);
+        return finish(on_device(a, 2, em_to_dtype(t, a->has[1] ? (em_dtype)a->i[1] : em_dtype_of(t))), false);
     }
+    if (a->has[2] && a->dev[2].type != EM_CPU) /* a copy on the device */
+        return finish(on_device(a, 2, emp_tensor_from_object(a->obj[0], emp_dtype_arg(a, 1))), false);
     if (a->obj[0] && emp_is_ndarray(a->obj[0])) {
         em_tensor *t = emp_array_share(a->obj[0]);
         if (!t) return NULL;
@@ -211,7 +227,7 @@ static em_dtype float_default(emp_args *a, int k) { return a->has[k] ? (em_dtype
 static PyObject *sized(emp_args *a, int kout, em_tensor *(*make)(int, const int64_t *, em_dtype), double fill_value,
                        bool use_fill)
 {
-    if (emp_check_cpu(a, kout + 2)) return NULL;
+    if (emp_use_device(a, kout + 2)) return NULL;
     if (a->has[kout]) {
         em_tensor *out = a->t[kout];
         em_tensor *t = make(a->nlist[0], a->list[0], em_dtype_of(out));
@@ -234,13 +250,13 @@ EMP_BIND(empty, "empty(int... size, *, Tensor? out=None, " DEVICE_KW ", memory_f
         return PyErr_Format(PyExc_NotImplementedError, "empty(out=..., memory_format=channels_last) is not implemented "
                             "in Ember; call empty(..., memory_format=...) without out=");
     if (!a->has[7] || a->has[1]) return sized(a, 1, em_empty, 0, false);
-    if (emp_check_cpu(a, 3)) return NULL;
+    if (emp_use_device(a, 3)) return NULL;
     return finish(em_empty_format(a->nlist[0], a->list[0], float_default(a, 2), (em_memory_format)a->i[7]), a->i[4]);
 }
 /* full: the dtype follows fill_value when not given (bool, int64, default float). */
 EMP_BIND(full, "full(int[] size, Number fill_value, *, Tensor? out=None, " DEVICE_KW ")")
 {
-    if (emp_check_cpu(a, 4)) return NULL;
+    if (emp_use_device(a, 4)) return NULL;
     em_dtype dt = a->has[3] ? (em_dtype)a->i[3]
                 : PyBool_Check(a->obj[1]) ? EM_BOOL
                 : a->isint[1] ? EM_I64 : em_get_default_dtype();
@@ -278,24 +294,45 @@ em_tensor *emp_like_layout(em_tensor *r, emp_args *a, int kmf)
 }
 
 static PyObject *like(emp_args *a, int kdt, em_tensor *r) { return finish(emp_like_layout(r, a, kdt + 5), a->i[kdt + 2]); }
-EMP_BIND(zeros_like, LIKE_SIG(zeros_like, "")) { return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_zeros_like(a->t[0], like_dtype(a, 1))); }
-EMP_BIND(ones_like, LIKE_SIG(ones_like, "")) { return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_ones_like(a->t[0], like_dtype(a, 1))); }
-EMP_BIND(empty_like, LIKE_SIG(empty_like, "")) { return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_empty_like(a->t[0], like_dtype(a, 1))); }
+
+/* device= (argument k) other than the input's: the input is replaced by an
+ * uninitialised tensor of its geometry on that device (owned by a), whose
+ * device the *_like result takes; no data crosses. 0 or -1 (raised). */
+static int like_device(emp_args *a, int k)
+{
+    em_tensor *t = a->t[0];
+    if (!a->has[k] || a->dev[k].type == em_device_of(t).type) return 0;
+    if (a->dev[k].type == EM_CUDA) {
+        PyErr_SetString(PyExc_RuntimeError, EMP_NO_CUDA);
+        return -1;
+    }
+    em_device old = em_set_factory_device(a->dev[k]);
+    em_tensor *d = em_empty_strided(em_ndim(t), em_sizes(t), em_strides(t), em_dtype_of(t));
+    em_set_factory_device(old);
+    if (!d) return emp_raise(), -1;
+    a->t[0] = a->owned[a->nowned++] = d;
+    return 0;
+}
+EMP_BIND(zeros_like, LIKE_SIG(zeros_like, "")) { return like_device(a, 2) ? NULL : like(a, 1, em_zeros_like(a->t[0], like_dtype(a, 1))); }
+EMP_BIND(ones_like, LIKE_SIG(ones_like, "")) { return like_device(a, 2) ? NULL : like(a, 1, em_ones_like(a->t[0], like_dtype(a, 1))); }
+EMP_BIND(empty_like, LIKE_SIG(empty_like, "")) { return like_device(a, 2) ? NULL : like(a, 1, em_empty_like(a->t[0], like_dtype(a, 1))); }
 EMP_BIND(full_like, LIKE_SIG(full_like, "Number fill_value, "))
 {
-    return emp_check_cpu(a, 3) ? NULL : like(a, 2, em_full_like(a->t[0], a->d[1], like_dtype(a, 2)));
+    return like_device(a, 3) ? NULL : like(a, 2, em_full_like(a->t[0], a->d[1], like_dtype(a, 2)));
 }
 EMP_BIND(rand_like, LIKE_SIG(rand_like, ""))
 {
+    if (like_device(a, 2) || emp_use_device(a, 2)) return NULL; /* the donor, then where em_rand makes */
     em_tensor *t = a->t[0];
     em_dtype dt = a->has[1] ? (em_dtype)a->i[1] : em_dtype_of(t);
-    return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_rand(em_ndim(t), em_sizes(t), dt, NULL));
+    return like(a, 1, em_rand(em_ndim(t), em_sizes(t), dt, NULL));
 }
 EMP_BIND(randn_like, LIKE_SIG(randn_like, ""))
 {
+    if (like_device(a, 2) || emp_use_device(a, 2)) return NULL; /* the donor, then where em_rand makes */
     em_tensor *t = a->t[0];
     em_dtype dt = a->has[1] ? (em_dtype)a->i[1] : em_dtype_of(t);
-    return emp_check_cpu(a, 2) ? NULL : like(a, 1, em_randn(em_ndim(t), em_sizes(t), dt, NULL));
+    return like(a, 1, em_randn(em_ndim(t), em_sizes(t), dt, NULL));
 }
 
 /* ---- ranges --------------------------------------------------------------------- */
@@ -308,7 +345,7 @@ EMP_BIND(arange, "arange(Number end, *, Tensor? out=None, " DEVICE_KW ")",
     int kout = one ? 1 : 3;
     double start = one ? 0 : a->d[0], end = one ? a->d[0] : a->d[1], step = one ? 1 : a->d[2];
     bool ints = one ? a->isint[0] : a->isint[0] && a->isint[1] && a->isint[2];
-    if (emp_check_cpu(a, kout + 2)) return NULL;
+    if (emp_use_device(a, kout + 2)) return NULL;
     if (a->has[kout])
         return emp_status_self(ints ? em_arange_int_out(a->t[kout], (int64_t)start, (int64_t)end, (int64_t)step)
                                     : em_arange_out(a->t[kout], start, end, step),
@@ -321,14 +358,14 @@ EMP_BIND(arange, "arange(Number end, *, Tensor? out=None, " DEVICE_KW ")",
 
 EMP_BIND(linspace, "linspace(Number start, Number end, int steps, *, Tensor? out=None, " DEVICE_KW ")")
 {
-    if (emp_check_cpu(a, 5)) return NULL;
+    if (emp_use_device(a, 5)) return NULL;
     if (a->has[3]) return emp_status_self(em_linspace_out(a->t[3], a->d[0], a->d[1], a->i[2]), a->obj[3]);
     return finish(em_linspace(a->d[0], a->d[1], a->i[2], emp_dtype_arg(a, 4)), a->i[6]);
 }
 
 EMP_BIND(logspace, "logspace(Number start, Number end, int steps, float base=10.0, *, Tensor? out=None, " DEVICE_KW ")")
 {
-    if (emp_check_cpu(a, 6)) return NULL;
+    if (emp_use_device(a, 6)) return NULL;
     if (a->has[4]) return emp_status_self(em_logspace_out(a->t[4], a->d[0], a->d[1], a->i[2], a->d[3]), a->obj[4]);
     return finish(em_logspace(a->d[0], a->d[1], a->i[2], a->d[3], emp_dtype_arg(a, 5)), a->i[7]);
 }
@@ -336,7 +373,7 @@ EMP_BIND(logspace, "logspace(Number start, Number end, int steps, float base=10.
 EMP_BIND(eye, "eye(int n, int? m=None, *, Tensor? out=None, " DEVICE_KW ")")
 {
     int64_t m = a->has[1] ? a->i[1] : a->i[0];
-    if (emp_check_cpu(a, 4)) return NULL;
+    if (emp_use_device(a, 4)) return NULL;
     if (a->has[2]) return emp_status_self(em_eye_out(a->t[2], a->i[0], m), a->obj[2]);
     return finish(em_eye(a->i[0], m, float_default(a, 3)), a->i[5]);
 }
@@ -347,7 +384,7 @@ EMP_BIND(eye, "eye(int n, int? m=None, *, Tensor? out=None, " DEVICE_KW ")")
     {                                                                                                   \
         em_generator *g = emp_generator_arg(a->obj[1]);                                                 \
         if (!g && PyErr_Occurred()) return NULL;                                                        \
-        if (emp_check_cpu(a, 4)) return NULL;                                                            \
+        if (emp_use_device(a, 4)) return NULL;                                                            \
         if (a->has[2]) return emp_status_self(em_##name##_out(a->t[2], a->nlist[0], a->list[0], g), a->obj[2]); \
         return finish(em_##name(a->nlist[0], a->list[0], float_default(a, 3), g), a->i[5]);             \
     }

@@ -163,7 +163,9 @@ static int apply_tensor(indexing *ix, PyObject *obj, int *dim, int real_dim)
         double v;
         if (em_item(t, &v)) return emp_raise(), -1;
         if (dt == EM_BOOL || dt == EM_U8) return apply_bool(ix, dim, v != 0);
-        int64_t i = dt == EM_I64 && em_device_of(t).type == EM_CPU ? *(int64_t *)em_data_ptr(t) : (int64_t)v;
+        em_tensor *h = dt == EM_I64 ? em_host_tensor(t) : NULL; /* exact, not through a double */
+        int64_t i = h ? *(int64_t *)em_data_ptr(h) : (int64_t)v;
+        em_release(h);
         return set_view(ix, apply_select(ix->view, *dim, i, real_dim));
     }
     return record(ix, dim, em_retain(t));

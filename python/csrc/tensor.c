@@ -137,6 +137,7 @@ static PyObject *get_retains_grad(EmpTensor *self, void *c) { return PyBool_From
 static PyObject *get_output_nr(EmpTensor *self, void *c) { return PyLong_FromLong(em_output_nr(self->t)); }
 static PyObject *get_requires_grad(EmpTensor *self, void *c) { return PyBool_FromLong(em_requires_grad(self->t)); }
 static PyObject *get_is_cuda(EmpTensor *self, void *c) { return PyBool_FromLong(em_device_of(self->t).type == EM_CUDA); }
+static PyObject *get_is_meta(EmpTensor *self, void *c) { return PyBool_FromLong(em_device_of(self->t).type == EM_META); }
 static PyObject *get_version(EmpTensor *self, void *c) { return PyLong_FromUnsignedLongLong(em_version(self->t)); }
 static PyObject *get_itemsize(EmpTensor *self, void *c) { return PyLong_FromSize_t(em_dtype_size(em_dtype_of(self->t))); }
 static PyObject *get_nbytes(EmpTensor *self, void *c)
@@ -247,6 +248,7 @@ static PyGetSetDef tensor_getset[] = {
     {"data", (getter)get_data, (setter)set_data, NULL, NULL},
     {"grad_fn", (getter)get_grad_fn, NULL, NULL, NULL},
     {"is_cuda", (getter)get_is_cuda, NULL, NULL, NULL},
+    {"is_meta", (getter)get_is_meta, NULL, NULL, NULL},
     {"is_inference_tensor", (getter)get_is_inference, NULL, NULL, NULL},
     {"_version", (getter)get_version, NULL, NULL, NULL},
     {"itemsize", (getter)get_itemsize, NULL, NULL, NULL},
@@ -270,8 +272,12 @@ PyObject *emp_tensor_item(PyObject *self)
         return PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar",
                             (long long)em_numel(t));
     em_dtype dt = em_dtype_of(t);
-    if (dt == EM_I64 && em_device_of(t).type == EM_CPU && !em_is_neg(t)) /* (exact; a negative view: em_item) */
-        return PyLong_FromLongLong(*(int64_t *)em_data_ptr(t));
+    if (dt == EM_I64 && !em_is_neg(t)) { /* exact, not through a double; a negative view: em_item */
+        em_tensor *h = em_host_tensor(t);
+        PyObject *r = h ? PyLong_FromLongLong(*(int64_t *)em_data_ptr(h)) : emp_raise();
+        em_release(h);
+        return r;
+    }
     if (em_item(t, &v)) return emp_raise();
     if (dt == EM_BOOL) return PyBool_FromLong(v != 0);
     if (em_dtype_is_complex(dt)) {

@@ -73,9 +73,12 @@ EMP_BIND(tolist, "tolist(Tensor input)")
     em_tensor *cc = c && (em_is_conj(c) || em_is_neg(c)) ? em_clone(c) : c ? em_contiguous(c) : NULL;
     em_release(c);
     if (!cc) return emp_raise();
-    int64_t pos = 0;
-    PyObject *r = list_of(em_data_ptr(cc), as, em_ndim(cc), em_sizes(cc), &pos);
+    em_tensor *h = em_host_tensor(cc);
     em_release(cc);
+    if (!h) return emp_raise();
+    int64_t pos = 0;
+    PyObject *r = list_of(em_data_ptr(h), as, em_ndim(h), em_sizes(h), &pos);
+    em_release(h);
     return r;
 }
 
@@ -112,10 +115,15 @@ EMP_BIND(zero_, "zero_(Tensor input)") { return emp_status_self(em_zero_(a->t[0]
 static PyObject *convert_to(emp_args *a, em_dtype dt, em_device dev, bool copy, int kmf)
 {
     em_tensor *t = a->t[0];
-    if (dev.type != em_device_of(t).type)
-        return PyErr_Format(PyExc_RuntimeError, EMP_NO_CUDA);
+    if (dev.type == EM_CUDA) return PyErr_Format(PyExc_RuntimeError, EMP_NO_CUDA);
     em_memory_format f = kmf >= 0 && a->has[kmf] ? (em_memory_format)a->i[kmf] : EM_PRESERVE_FORMAT;
-    em_tensor *r = em_to_format(t, dt, f, copy);
+    bool move = dev.type != em_device_of(t).type;
+    em_tensor *r = em_to_format(t, dt, f, copy && !move);
+    if (r && move) { /* the dtype and layout on t's device, then the bytes to dev */
+        em_tensor *m = em_to_device(r, dev);
+        em_release(r);
+        r = m;
+    }
     return r == t ? (em_release(r), Py_NewRef(a->obj[0])) : emp_wrap(r);
 }
 

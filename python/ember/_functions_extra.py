@@ -252,7 +252,7 @@ METHODS = dict(
     **{view + '_': _inplace_view(view) for view in INPLACE_VIEWS})
 PROPERTIES = dict(mH=property(adjoint),
                   **{name: property(lambda self: False) for name in (
-                      'is_meta', 'is_mps', 'is_xpu', 'is_ipu', 'is_vulkan', 'is_ort', 'is_nested')})
+                      'is_mps', 'is_xpu', 'is_ipu', 'is_vulkan', 'is_ort', 'is_nested')})
 
 
 def _checked(fn):

@@ -209,7 +209,12 @@ def _str(inp, *, tensor_contents=None):
     if self.device.type != 'cpu':
         suffixes.append("device='" + str(self.device) + "'")
     default = _C.get_default_dtype()
-    if self.numel() == 0:
+    if self.is_meta:  # no data: the size always shows, as PyTorch prints it
+        suffixes.append('size=' + str(tuple(self.shape)))
+        if self.dtype != default:
+            suffixes.append('dtype=' + str(self.dtype))
+        tensor_str = '...'
+    elif self.numel() == 0:
         if self.dim() != 1:  # NumPy's rule: the shape is shown unless it is (0,)
             suffixes.append('size=' + str(tuple(self.shape)))
         if self.dtype != default:  # no element shows that the dtype is not the default

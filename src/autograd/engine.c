@@ -353,6 +353,17 @@ static void free_captures(int n, capture *caps)
     }
 }
 
+/* backward() with the factory device set to the roots' device while it
+ * runs, so that what formulas make for themselves (em_zeros, em_ones) lands
+ * on the graph's device: a device guard, as PyTorch's engine sets. */
+static em_status guarded_backward(int n, em_tensor *const *roots, em_tensor *const *grads, run *rn)
+{
+    em_device prev = em_set_factory_device(n ? em_device_of(roots[0]) : em_factory_device());
+    em_status st = backward(n, roots, grads, rn);
+    em_set_factory_device(prev);
+    return st;
+}
+
 em_status em_backward(int n, em_tensor *const *tensors, em_tensor *const *grad_tensors, bool retain_graph,
                       bool create_graph, int ninputs, em_tensor *const *inputs)
 {
@@ -364,7 +375,7 @@ em_status em_backward(int n, em_tensor *const *tensors, em_tensor *const *grad_t
     run rn = {.retain = retain_graph, .create = create_graph, .accumulate_leaves = ninputs == 0,
               .caps = caps, .ncaps = ninputs};
     em_status st = make_captures(ninputs, inputs, caps);
-    if (st == EM_OK) st = backward(n, tensors, grad_tensors, &rn);
+    if (st == EM_OK) st = guarded_backward(n, tensors, grad_tensors, &rn);
     for (int i = 0; i < ninputs && st == EM_OK; i++) { /* backward(inputs=): into their .grad */
         if (!caps[i].grad) continue;
         em_meta *m = em_meta_get(inputs[i]);
@@ -389,7 +400,7 @@ em_status em_autograd_grad(int noutputs, em_tensor *const *outputs, em_tensor *c
     run rn = {.retain = retain_graph, .create = create_graph, .caps = caps, .ncaps = ninputs};
     for (int i = 0; i < ninputs; i++) grads[i] = NULL;
     em_status st = make_captures(ninputs, inputs, caps);
-    if (st == EM_OK) st = backward(noutputs, outputs, grad_outputs, &rn);
+    if (st == EM_OK) st = guarded_backward(noutputs, outputs, grad_outputs, &rn);
     for (int i = 0; i < ninputs && st == EM_OK; i++) {
         if (!caps[i].grad && !allow_unused)
             st = em_fail(EM_ERR_RUNTIME, "One of the differentiated Tensors appears to not have been used in the "

@@ -186,7 +186,18 @@ em_tensor *em_tensor_new_like(const em_tensor *t, em_dtype dt);
 em_tensor *em_tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt, em_device dev);
 static inline char *em_tensor_data(const em_tensor *t)
 {
-    return (char *)t->storage->data + t->offset * (int64_t)em_dtypes[t->dtype].size;
+    /* integer arithmetic: a meta storage's data is NULL, and NULL + n is undefined */
+    return (char *)((uintptr_t)t->storage->data + (uintptr_t)(t->offset * (int64_t)em_dtypes[t->dtype].size));
+}
+/* t's element 0 readable on the host (Note [Host reads] in core.h): t's own
+ * address on the CPU (no copy, *hold NULL), else em_host_tensor's copy,
+ * which *hold keeps alive (release it). NULL with an error (meta). */
+static inline const char *em_host_data(const em_tensor *t, em_tensor **hold)
+{
+    *hold = NULL;
+    if (t->storage->device.type == EM_CPU) return em_tensor_data(t);
+    *hold = em_host_tensor(t);
+    return *hold ? em_tensor_data(*hold) : NULL;
 }
 static inline void em_bump_version(em_tensor *t) { __atomic_add_fetch(&t->storage->version, 1, __ATOMIC_RELAXED); }
 

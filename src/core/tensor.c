@@ -1,21 +1,19 @@
 /* Storage and tensor lifetime, accessors, and the creation functions that
  * need no kernel (empty, from a buffer, scalars). */
-#include "internal.h"
+#include "device.h"
 #include <complex.h>
 #include <stdlib.h>
 
 /* ---- storage ---------------------------------------------------------- */
 em_storage *em_storage_new(size_t nbytes, em_device dev)
 {
-    if (dev.type != EM_CPU)
-        return em_error(EM_ERR_DEVICE, "device %s:%d is not available in this build",
-                        dev.type == EM_CUDA ? "cuda" : "unknown", dev.index);
+    const em_device_impl *impl = em_device_get(dev);
+    if (!impl) return NULL;
     em_storage *s = malloc(sizeof *s);
     if (!s) return em_error(EM_ERR_MEMORY, "out of memory allocating a storage");
-    s->data = em_cpu_alloc(nbytes);
-    if (!s->data) {
+    if (impl->alloc(dev, nbytes, &s->data)) {
         free(s);
-        return em_error(EM_ERR_MEMORY, "out of memory: failed to allocate %zu bytes", nbytes);
+        return NULL;
     }
     if (em_profiler_on()) em_profile_memory((int64_t)nbytes);
     s->refcount = 1;
@@ -35,7 +33,7 @@ void em_storage_release(em_storage *s)
     if (s->deleter)
         s->deleter(s->deleter_ctx);
     else if (!s->external)
-        em_cpu_free(s->data, s->nbytes);
+        em_device_get(s->device)->free(s->device, s->data, s->nbytes);
     free(s);
 }
 
@@ -184,7 +182,7 @@ em_device em_device_of(const em_tensor *t)
 {
     return EM_NULL(t) ? (em_device){-1, -1} : t->storage->device;
 }
-void *em_data_ptr(const em_tensor *t) { return EM_NULL(t) ? NULL : em_tensor_data(t); }
+void *em_data_ptr(const em_tensor *t) { return EM_NULL(t) || !t->storage->data ? NULL : em_tensor_data(t); } /* meta: NULL */
 uint64_t em_version(const em_tensor *t)
 {
     return EM_NULL(t) ? 0 : __atomic_load_n(&t->storage->version, __ATOMIC_RELAXED);
@@ -203,33 +201,30 @@ int64_t em_size(const em_tensor *t, int dim)
     return t->ndim ? t->sizes[d] : 1;
 }
 
-static em_status check_cpu(const em_tensor *t, const char *op)
-{
-    if (t->storage->device.type != EM_CPU)
-        return em_fail(EM_ERR_DEVICE, "%s: expected a cpu tensor", op);
-    return EM_OK;
-}
-
-static char *element_ptr(const em_tensor *t, const int64_t *index, const char *op)
+/* Byte offset of element `index` from element 0; -1 with an IndexError. */
+static int64_t element_offset(const em_tensor *t, const int64_t *index, const char *op)
 {
     int64_t off = 0;
     for (int i = 0; i < t->ndim; i++) {
         if (index[i] < 0 || index[i] >= t->sizes[i])
-            return em_error(EM_ERR_INDEX, "%s: index %lld is out of bounds for dimension %d with size %lld", op,
-                            (long long)index[i], i, (long long)t->sizes[i]);
+            return em_fail(EM_ERR_INDEX, "%s: index %lld is out of bounds for dimension %d with size %lld", op,
+                           (long long)index[i], i, (long long)t->sizes[i]), -1;
         off += index[i] * t->strides[i];
     }
-    return em_tensor_data(t) + off * (int64_t)em_dtypes[t->dtype].size;
+    return off * (int64_t)em_dtypes[t->dtype].size;
 }
 
 int em_item(const em_tensor *t, double *out)
 {
     if (EM_NULL(t) || EM_NULL(out)) return em_error_code();
-    if (check_cpu(t, "item")) return em_error_code();
     if (em_numel(t) != 1)
         return em_fail(EM_ERR_VALUE, "item: a Tensor with %lld elements cannot be converted to Scalar",
                        (long long)em_numel(t));
-    *out = em_load_f64(em_tensor_data(t), (em_dtype)t->dtype); /* every stride is irrelevant */
+    em_tensor *hold;
+    const char *p = em_host_data(t, &hold);
+    if (!p) return em_error_code();
+    *out = em_load_f64(p, (em_dtype)t->dtype); /* every stride is irrelevant */
+    em_release(hold);
     if (t->flags & EM_FLAG_NEG) *out = -*out; /* (a conjugate keeps the real part) */
     return EM_OK;
 }
@@ -240,7 +235,11 @@ int em_item_complex(const em_tensor *t, double *re, double *im)
     double v;
     int st = em_item(t, &v);
     if (st) return st;
-    double _Complex z = em_load_c128(em_tensor_data(t), (em_dtype)t->dtype);
+    em_tensor *hold;
+    const char *p = em_host_data(t, &hold);
+    if (!p) return em_error_code();
+    double _Complex z = em_load_c128(p, (em_dtype)t->dtype);
+    em_release(hold);
     *re = v, *im = t->flags & EM_FLAG_CONJ ? -cimag(z) : cimag(z); /* (v: the real part, bits applied) */
     if (t->flags & EM_FLAG_NEG) *im = -*im;
     return EM_OK;
@@ -249,20 +248,25 @@ int em_item_complex(const em_tensor *t, double *re, double *im)
 int em_get(const em_tensor *t, const int64_t *index, double *out)
 {
     if (EM_NULL(t) || EM_NULL_N(t->ndim, index) || EM_NULL(out)) return em_error_code();
-    if (check_cpu(t, "get")) return em_error_code();
-    char *p = element_ptr(t, index, "get");
+    int64_t off = element_offset(t, index, "get");
+    em_tensor *hold;
+    const char *p = off < 0 ? NULL : em_host_data(t, &hold);
     if (!p) return em_error_code();
-    *out = t->flags & EM_FLAG_NEG ? -em_load_f64(p, (em_dtype)t->dtype) : em_load_f64(p, (em_dtype)t->dtype);
+    *out = t->flags & EM_FLAG_NEG ? -em_load_f64(p + off, (em_dtype)t->dtype) : em_load_f64(p + off, (em_dtype)t->dtype);
+    em_release(hold);
     return EM_OK;
 }
 
 int em_set(em_tensor *t, const int64_t *index, double value)
 {
     if (EM_NULL(t) || EM_NULL_N(t->ndim, index)) return em_error_code();
-    if (check_cpu(t, "set")) return em_error_code();
-    char *p = element_ptr(t, index, "set");
-    if (!p) return em_error_code();
-    em_store_f64(p, (em_dtype)t->dtype, t->flags & EM_FLAG_NEG ? -value : value); /* (imag 0: its own conjugate) */
+    int64_t off = element_offset(t, index, "set");
+    if (off < 0) return em_error_code();
+    char v[16]; /* the element, written through the device */
+    em_store_f64(v, (em_dtype)t->dtype, t->flags & EM_FLAG_NEG ? -value : value); /* (imag 0: its own conjugate) */
+    em_device dev = t->storage->device;
+    if (em_device_get(dev)->copy_from_host(dev, em_tensor_data(t) + off, v, em_dtypes[t->dtype].size))
+        return em_error_code();
     em_bump_version(t);
     return EM_OK;
 }
@@ -271,13 +275,13 @@ int em_set(em_tensor *t, const int64_t *index, double value)
 em_tensor *em_empty(int ndim, const int64_t *sizes, em_dtype dt)
 {
     if (em_check_sizes(ndim, sizes, dt, "empty")) return NULL;
-    return em_tensor_new(ndim, sizes, dt, EM_DEVICE_CPU);
+    return em_tensor_new(ndim, sizes, dt, em_factory_device());
 }
 
 em_tensor *em_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt)
 {
     if (em_check_sizes(ndim, sizes, dt, "empty_strided") || EM_NULL_N(ndim, strides)) return NULL;
-    return em_tensor_new_strided(ndim, sizes, strides, dt, EM_DEVICE_CPU);
+    return em_tensor_new_strided(ndim, sizes, strides, dt, em_factory_device());
 }
 
 em_tensor *em_tensor_new_strided(int ndim, const int64_t *sizes, const int64_t *strides, em_dtype dt, em_device dev)
@@ -323,8 +327,13 @@ em_tensor *em_from_data(const void *data, int ndim, const int64_t *sizes, em_dty
 {
     if (em_check_sizes(ndim, sizes, dt, "from_data")) return NULL;
     if (em_shape_numel(ndim, sizes) && EM_NULL(data)) return NULL;
-    em_tensor *t = em_tensor_new(ndim, sizes, dt, EM_DEVICE_CPU);
-    if (t && data) memcpy(em_tensor_data(t), data, em_shape_numel(ndim, sizes) * em_dtypes[dt].size);
+    em_device dev = em_factory_device();
+    em_tensor *t = em_tensor_new(ndim, sizes, dt, dev);
+    if (t && data && em_device_get(dev)->copy_from_host(dev, em_tensor_data(t), data,
+                                                         em_shape_numel(ndim, sizes) * em_dtypes[dt].size)) {
+        em_release(t);
+        return NULL;
+    }
     return t;
 }
 

@@ -154,13 +154,14 @@ em_status em_safetensors_write(em_write_fn write, void *ctx, int n, const char *
     bool failed = write(ctx, &header_len, 8) || write(ctx, text, len) || write(ctx, spaces, padded - len);
     for (int k = 0; k < n && !failed; k++) {
         const em_tensor *t = tensors[order[k].index]; /* (lazy bits: the values are written, Note [Conjugate bit]) */
-        em_tensor *c = em_has_lazy_bits(t) ? em_clone(t) : em_contiguous(t);
-        if (!c) {
+        em_tensor *c = em_has_lazy_bits(t) ? em_clone(t) : em_contiguous(t), *h = c ? em_host_tensor(c) : NULL;
+        em_release(c);
+        if (!h) {
             st = em_error_code();
             goto done;
         }
-        failed = write(ctx, em_tensor_data(c), (size_t)em_numel(c) * em_dtype_size(c->dtype)) != 0;
-        em_release(c);
+        failed = write(ctx, em_tensor_data(h), (size_t)em_numel(h) * em_dtype_size(h->dtype)) != 0;
+        em_release(h);
     }
     if (failed) st = em_error_code() ? em_error_code() : em_fail(EM_ERR_RUNTIME, "safetensors: write failed");
 done:

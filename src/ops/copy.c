@@ -4,6 +4,43 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* dst[...] = src with src on another device (Note [Host reads] in
+ * src/core/device.h): src broadcast, converted and made contiguous on its
+ * own device, its bytes read on the host, written into a contiguous
+ * tensor on dst's device, which is then copied into dst's layout there. */
+static em_status copy_across(em_tensor *dst, const em_tensor *src)
+{
+    em_tensor *e = em_expand(src, dst->ndim, dst->sizes);
+    em_tensor *c = e ? em_to_format(e, (em_dtype)dst->dtype, EM_CONTIGUOUS_FORMAT, false) : NULL;
+    em_tensor *h = c ? em_host_tensor(c) : NULL;
+    em_tensor *d = h ? em_tensor_new(dst->ndim, dst->sizes, (em_dtype)dst->dtype, dst->storage->device) : NULL;
+    em_device dev = dst->storage->device;
+    em_status st = d ? em_device_get(dev)->copy_from_host(dev, em_tensor_data(d), em_tensor_data(h),
+                                                            (size_t)em_numel(d) * em_dtypes[d->dtype].size)
+                     : em_error_code();
+    if (!st) st = em_copy_(dst, d);
+    em_release(e);
+    em_release(c);
+    em_release(h);
+    em_release(d);
+    return st;
+}
+
+em_tensor *em_to_device(const em_tensor *t, em_device dev)
+{
+    if (EM_NULL(t) || !em_device_get(dev)) return NULL;
+    if (em_same_device(t->storage->device, dev)) return em_retain((em_tensor *)t);
+    int64_t strides[EM_MAX_DIMS];
+    if (em_tensor_is_dense(t)) memcpy(strides, t->strides, t->ndim * sizeof *strides);
+    else em_contiguous_strides(t->ndim, t->sizes, strides);
+    em_tensor *r = em_tensor_new_strided(t->ndim, t->sizes, strides, (em_dtype)t->dtype, dev);
+    if (r && em_copy_(r, t)) {
+        em_release(r);
+        return NULL;
+    }
+    return r;
+}
+
 em_status em_copy_(em_tensor *dst, const em_tensor *src)
 {
     if (!dst || !src) return em_fail(EM_ERR_VALUE, "copy_: argument is NULL");
@@ -14,6 +51,7 @@ em_status em_copy_(em_tensor *dst, const em_tensor *src)
         return em_fail(EM_ERR_SHAPE, "copy_: the source of shape %s cannot be broadcast to the destination of shape %s",
                        em_shape_str(src->ndim, src->sizes), em_shape_str(dst->ndim, dst->sizes));
     if (em_check_overlap(dst, src, "copy_")) return em_error_code();
+    if (!em_same_device(dst->storage->device, src->storage->device)) return copy_across(dst, src);
     em_call c = {.op = EM_OP_copy, .nin = 1, .nout = 1, .dtype = (em_dtype)dst->dtype};
     c.out[0] = dst;
     c.in[0] = src;

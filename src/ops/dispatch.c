@@ -48,16 +48,6 @@ static em_status check_complex(const em_call *c)
     return EM_OK;
 }
 
-static const char *device_name(em_device d) { return d.type == EM_CPU ? "cpu" : d.type == EM_CUDA ? "cuda" : "unknown"; }
-
-static const em_device_impl *device_impl(em_device d)
-{
-#ifdef EM_WITH_CUDA
-    if (d.type == EM_CUDA) return &em_cuda_device;
-#endif
-    return d.type == EM_CPU ? &em_cpu_device : NULL;
-}
-
 /* Note [Autograd stage]: src/autograd sets this the first time a tensor is
  * made to require grad; from then on a call touching a tensor with autograd
  * metadata goes through it, which records the graph around the kernel. */
@@ -106,7 +96,7 @@ static em_device call_device(const em_call *c)
 
 em_kernel em_call_kernel(const em_call *c)
 {
-    const em_device_impl *impl = device_impl(call_device(c));
+    const em_device_impl *impl = em_device_get(call_device(c));
     return impl ? impl->kernels[c->op] : NULL;
 }
 
@@ -116,15 +106,18 @@ em_status em_dispatch(const em_call *c)
     for (int k = 0; k < c->nin; k++) {
         if (!c->in[k]) continue;
         em_device d = c->in[k]->storage->device;
-        if (d.type != dev.type || d.index != dev.index)
-            return em_fail(EM_ERR_DEVICE, "%s: Expected all tensors to be on the same device, but found at least two "
-                           "devices, %s:%d and %s:%d!", em_ops[c->op].name, device_name(dev), dev.index,
-                           device_name(d), d.index);
+        /* PyTorch's rule: a 0-d CPU tensor (a Python number's wrapper) may
+         * join an op on another device */
+        bool cpu_scalar = d.type == EM_CPU && c->in[k]->ndim == 0;
+        if (!em_same_device(d, dev) && !cpu_scalar)
+            return em_fail(EM_ERR_DEVICE, "Expected all tensors to be on the same device, but found at least two "
+                           "devices, %s and %s!", em_device_str(dev), em_device_str(d));
     }
     if (check_complex(c)) return em_error_code();
-    const em_device_impl *impl = device_impl(dev);
-    em_kernel k = impl ? impl->kernels[c->op] : NULL;
-    if (!k) return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: not implemented for %s", em_ops[c->op].name, device_name(dev));
+    const em_device_impl *impl = em_device_get(dev);
+    if (!impl) return em_error_code();
+    em_kernel k = impl->kernels[c->op];
+    if (!k) return em_fail(EM_ERR_NOT_IMPLEMENTED, "%s: not implemented for %s", em_ops[c->op].name, impl->name);
     for (int j = 0; j < c->nout; j++)
         if (c->out[j] && (c->out[j]->flags & EM_FLAG_INFERENCE) && !em_inference_mode())
             return em_fail(EM_ERR_RUNTIME, "Inplace update to inference tensor outside InferenceMode is not allowed."

@@ -1,6 +1,6 @@
 /* The op layer's contract with devices: an em_call carries one op's checked
- * arguments to a device kernel; a device is a table of kernels, one slot per
- * op, expanded from ops.def (Note [Dispatch]).
+ * arguments to a device kernel; a device (src/core/device.h) holds a table
+ * of kernels, one slot per op, expanded from ops.def (Note [Dispatch]).
  *
  * Note [Dispatch]
  * The op layer validates every argument, computes result shapes and dtypes,
@@ -10,7 +10,7 @@
 #ifndef EMBER_DISPATCH_H
 #define EMBER_DISPATCH_H
 
-#include "../core/internal.h"
+#include "../core/device.h"
 
 #define EM_CALL_MAX_IN 6
 #define EM_CALL_MAX_OUT 4
@@ -30,20 +30,9 @@ typedef struct em_call {
     const void *arg; /* op-specific struct when f[] and i[] do not fit */
 } em_call;
 
-typedef em_status (*em_kernel)(const em_call *c);
-
-typedef struct em_device_impl {
-    const char *name;
-    em_kernel kernels[EM_OP_COUNT];
-} em_device_impl;
-
-extern const em_device_impl em_cpu_device;
-#ifdef EM_WITH_CUDA
-extern const em_device_impl em_cuda_device; /* src/cuda/device.cu */
-#endif
-
 /* Runs c->op on the device of its first tensor; checks every tensor shares
- * it. On success every output's version is bumped (it was written). */
+ * it (PyTorch's "Expected all tensors to be on the same device" error). On
+ * success every output's version is bumped (it was written). */
 em_status em_dispatch(const em_call *c);
 void em_bump_outputs(const em_call *c);
 /* The device kernel em_dispatch runs for c (NULL: none). */

@@ -36,6 +36,21 @@ static em_status check_same_dtype(const em_tensor *A, const em_tensor *B, const 
                    em_dtype_scalar_name((em_dtype)B->dtype));
 }
 
+/* Finds a pivot (1-based; never 0) outside [lo, hi], read on the host (Note
+ * [Host reads]): 1 with it in *bad, 0 when all are in range, -1 with an
+ * error when they cannot be read (meta). */
+static int find_bad_pivot(const em_tensor *piv, int64_t lo, int64_t hi, int32_t *bad)
+{
+    em_tensor *h = em_host_tensor(piv);
+    if (!h) return -1;
+    const int32_t *p = (const int32_t *)em_tensor_data(h);
+    int found = 0;
+    for (int64_t i = 0, n = em_numel(h); i < n && !found; i++)
+        if (p[i] == 0 || p[i] < lo || p[i] > hi) *bad = p[i], found = 1;
+    em_release(h);
+    return found;
+}
+
 /* ---- results -------------------------------------------------------------- */
 /* A zero tensor of t's first `nbatch` dims followed by `nextra` sizes. */
 static em_tensor *batch_zeros(const em_tensor *t, int nbatch, int nextra, int64_t e0, int64_t e1, em_dtype dt)
@@ -141,12 +156,12 @@ em_tensor *em_lu_pivots_to_permutation(const em_tensor *pivots, int64_t m, em_dt
                NULL;
     em_tensor *piv = em_contiguous(pivots);
     if (!piv) return NULL;
-    const int32_t *p = (const int32_t *)em_tensor_data(piv);
-    for (int64_t i = 0, n = em_shape_numel(piv->ndim, piv->sizes); i < n; i++)
-        if (p[i] < 1 || p[i] > m) {
-            em_release(piv);
-            return em_fail(EM_ERR_RUNTIME, "lu_unpack: pivot %d is out of range [1, %lld]", p[i], (long long)m), NULL;
-        }
+    int32_t bad;
+    int found = find_bad_pivot(piv, 1, m, &bad);
+    if (found) {
+        em_release(piv);
+        return found < 0 ? NULL : em_error(EM_ERR_RUNTIME, "lu_unpack: pivot %d is out of range [1, %lld]", bad, (long long)m);
+    }
     em_tensor *P = batch_zeros(pivots, nb, 2, m, m, dtype);
     em_call c = {.op = EM_OP_lu_pivots_to_permutation, .nin = 1, .nout = 1, .dtype = dtype, .in = {piv}, .out = {P}};
     c.i[3] = k;
@@ -242,12 +257,12 @@ em_tensor *em_linalg_lu_solve(const em_tensor *LU, const em_tensor *pivots, cons
     /* LAPACK reads every pivot as a row index: check them (a bad one would read out of bounds) */
     em_tensor *piv = em_contiguous(pivots);
     if (!piv) return NULL;
-    const int32_t *p = (const int32_t *)em_tensor_data(piv);
-    for (int64_t i = 0, cnt = em_shape_numel(piv->ndim, piv->sizes); i < cnt; i++)
-        if (p[i] < 1 || p[i] > n) {
-            em_release(piv);
-            return em_fail(EM_ERR_RUNTIME, "%s: pivot %d is out of range [1, %lld]", op, p[i], (long long)n), NULL;
-        }
+    int32_t bad;
+    int found = find_bad_pivot(piv, 1, n, &bad);
+    if (found) {
+        em_release(piv);
+        return found < 0 ? NULL : em_error(EM_ERR_RUNTIME, "%s: pivot %d is out of range [1, %lld]", op, bad, (long long)n);
+    }
     int64_t psizes[EM_MAX_DIMS];
     memcpy(psizes, batch, nb * sizeof *psizes);
     psizes[nb] = n;
@@ -568,12 +583,12 @@ em_tensor *em_linalg_ldl_solve(const em_tensor *LD, const em_tensor *pivots, con
     /* LAPACK reads every pivot as a row index: check them (a bad one would read out of bounds) */
     em_tensor *piv = em_contiguous(pivots);
     if (!piv) return NULL;
-    const int32_t *p = (const int32_t *)em_tensor_data(piv);
-    for (int64_t i = 0, cnt = em_shape_numel(piv->ndim, piv->sizes); i < cnt; i++)
-        if (p[i] == 0 || p[i] > n || p[i] < -n) {
-            em_release(piv);
-            return em_fail(EM_ERR_RUNTIME, "%s: pivot %d is out of range", op, p[i]), NULL;
-        }
+    int32_t bad;
+    int found = find_bad_pivot(piv, -n, n, &bad);
+    if (found) {
+        em_release(piv);
+        return found < 0 ? NULL : em_error(EM_ERR_RUNTIME, "%s: pivot %d is out of range", op, bad);
+    }
     /* B's batch dims must be LD's (broadcast to them) */
     int64_t sb[EM_MAX_DIMS];
     memcpy(sb, LD->sizes, nb * sizeof *sb);

@@ -177,8 +177,14 @@ static em_tensor *pointwise(em_op op, int mode, em_tensor *out, int nin, const e
     em_tensor before; /* out's geometry before a resize, put back if the kernel fails */
     bool resized = false;
     if (mode == MODE_NEW) {
-        bool like = in[0]->ndim == ndim && !memcmp(in[0]->sizes, shape, ndim * sizeof *shape);
-        out = like ? em_tensor_new_like(in[0], result) : em_tensor_new(ndim, shape, result, in[0]->storage->device);
+        const em_tensor *lead = in[0]; /* the result's device: a 0-d CPU input (a CPU scalar) joins the others' */
+        for (int k = 0; k < nin; k++)
+            if (in[k]->ndim || in[k]->storage->device.type != EM_CPU) {
+                lead = in[k];
+                break;
+            }
+        bool like = lead == in[0] && in[0]->ndim == ndim && !memcmp(in[0]->sizes, shape, ndim * sizeof *shape);
+        out = like ? em_tensor_new_like(in[0], result) : em_tensor_new(ndim, shape, result, lead->storage->device);
         if (!out) return NULL;
     } else {
         if (!em_can_cast(result, (em_dtype)out->dtype))
