@@ -6,7 +6,7 @@ and each library's slowdown under that load.
 
 Ember's side runs with tests/torch_alias on PYTHONPATH (its `torch` is
 Ember). For each program, in this order: PyTorch quiet, Ember quiet, then,
-with `python3 -c 'while True: pass'` running (pinned to the last core with
+with a busy Python loop (common.SPIN) running (pinned to the last core with
 --spin pinned, free to move with --spin free), PyTorch and Ember again. The
 figures are what each program reports on its RESULT line (its training time
 only: data loading for the epoch included, evaluation excluded). Three rows
@@ -25,12 +25,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import PYTHON, ROOT, cli, figure, quick  # noqa: E402
+from common import PYTHON, ROOT, SPIN, cli, figure, quick  # noqa: E402
 
 PROGRAMS = os.path.join(ROOT, "bench", "programs")
 ALIAS = os.path.join(ROOT, "tests", "torch_alias")
 DEMO = os.path.join(ROOT, "examples", "train_fashion_mnist.py")
-SPIN = "while True: pass"
 
 
 class Case:
@@ -111,7 +110,7 @@ def run_demo(quick_run, cwd):
 
 @contextlib.contextmanager
 def spinning(pinned):
-    """`python3 -c 'while True: pass'` for the duration of a with block;
+    """A busy loop (common.SPIN) for the duration of a with block;
     pinned: kept on the last core. Yields the process."""
     proc = subprocess.Popen([PYTHON, "-c", SPIN])
     try:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import EMBER_PRELUDE, PYTHON, ROOT, TORCH_PRELUDE, cli, figure, quick, run_json  # noqa: E402
+from common import EMBER_PRELUDE, PYTHON, ROOT, SPIN, TORCH_PRELUDE, cli, figure, quick, run_json  # noqa: E402
 
 SCRIPT = r'''
 def emit(case, fn, budget=0.3):
@@ -72,7 +72,7 @@ def measure(rows, condition):
 def figures(args):
     rows = []
     measure(rows, "quiet")
-    spinner = subprocess.Popen([PYTHON, "-c", "while True: pass"])
+    spinner = subprocess.Popen([PYTHON, "-c", SPIN])
     try:
         measure(rows, "contended")
     finally:

@@ -10,6 +10,10 @@ import subprocess
 import sys
 
 PYTHON = "/usr/bin/python3"
+# A busy loop standing for another job on the machine (the contended rows). It
+# ends when the process that started it is gone, so a killed bench leaves no
+# spinner behind (one orphaned spinner made a whole session's timings contended).
+SPIN = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    for _ in range(10 ** 6): pass"
 BLAS = "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Set (to "1") by --quick: every timing loop runs once with a tiny budget, so
