@@ -204,6 +204,10 @@ def to_ember(em, x, grad_leaves=None, memo=None):
         if x.layout != torch.strided or x.dtype is torch.complex32 or x.is_quantized:
             raise Unconvertible(f"{x.layout} {x.dtype} tensor")
         t = x.detach()
+        if t.is_conj():  # the lazy bits cross as bits (NumPy cannot see them)
+            return to_ember(em, t.conj()).conj()
+        if t.is_neg():
+            return to_ember(em, t._neg_view())._neg_view()
         dt = t.dtype
         wide = t.float() if dt in (torch.bfloat16,) else t
         if t.is_contiguous() or t.numel() == 0:
@@ -245,6 +249,10 @@ def to_torch(em, x):
     import torch
     if isinstance(x, em.Tensor):
         t = x.detach()
+        if t.is_conj():
+            return to_torch(em, t.conj()).conj()
+        if t.is_neg():
+            return to_torch(em, t._neg_view())._neg_view()
         name = str(t.dtype).split(".")[-1]
         if name == "bfloat16":
             return torch.from_numpy(t.float().numpy().copy()).to(torch.bfloat16)
