@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import cli, figure, run_lib  # noqa: E402
+from common import alternating_rows, cli, run_lib  # noqa: E402
 
 SCRIPT = r'''
 torch.set_num_threads(int(sys.argv[1]))
@@ -30,16 +30,7 @@ for real, cplx in ((torch.float64, torch.complex128), (torch.float32, torch.comp
 
 
 def figures(args):
-    rows = []
-    for threads in args.threads:
-        best = {"torch": {}, "ember": {}}
-        for _ in range(args.repeat):  # alternate the libraries: a busy spell hits both
-            for lib in ("torch", "ember"):
-                for r in run_lib(lib, SCRIPT, threads):
-                    best[lib][r["case"]] = min(r["us"], best[lib].get(r["case"], float("inf")))
-        rows += [figure(__file__, case, "us", threads, best["ember"].get(case), us)
-                 for case, us in best["torch"].items()]
-    return rows
+    return alternating_rows(__file__, lambda lib, threads: run_lib(lib, SCRIPT, threads), args.threads, args.repeat)
 
 
 def add_arguments(ap):

@@ -11,7 +11,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import EMBER_PRELUDE, PYTHON, ROOT, TORCH_PRELUDE, cli, figure, run_json, torch_env  # noqa: E402
+from common import EMBER_PRELUDE, PYTHON, ROOT, TORCH_PRELUDE, alternating_rows, cli, run_json, torch_env  # noqa: E402
 
 SCRIPT = r'''
 if sys.argv[1] != "default":
@@ -62,16 +62,7 @@ def run(lib, threads):
 
 
 def figures(args):
-    rows = []
-    for threads in args.threads:
-        best = {"torch": {}, "ember": {}}
-        for _ in range(args.repeat):  # alternate the libraries: a busy spell hits both
-            for lib in ("torch", "ember"):
-                for r in run(lib, threads):
-                    best[lib][r["case"]] = min(r["us"], best[lib].get(r["case"], float("inf")))
-        rows += [figure(__file__, case, "us", threads, best["ember"].get(case), us)
-                 for case, us in best["torch"].items()]
-    return rows
+    return alternating_rows(__file__, run, args.threads, args.repeat)
 
 
 def add_arguments(ap):

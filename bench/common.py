@@ -67,6 +67,21 @@ def figure(script, case, unit, threads, ember, torch, higher_is_better=None, not
     return row
 
 
+def alternating_rows(script, run, thread_settings, repeat):
+    """Rows of a script whose runs print {"case", "us"} lines: for each thread
+    setting the two libraries run `repeat` times, alternating (a busy spell
+    hits both), and each case keeps each library's best time."""
+    rows = []
+    for threads in thread_settings:
+        best = {"torch": {}, "ember": {}}
+        for _ in range(repeat):
+            for lib in ("torch", "ember"):
+                for r in run(lib, threads):
+                    best[lib][r["case"]] = min(r["us"], best[lib].get(r["case"], float("inf")))
+        rows += [figure(script, case, "us", threads, best["ember"].get(case), us) for case, us in best["torch"].items()]
+    return rows
+
+
 def best_vs_best(rows):
     """Per case measured at several thread counts: Ember's best against
     PyTorch's best (each at whichever thread count suits it), as a row with
